@@ -1,0 +1,119 @@
+package atomicwindow
+
+import (
+	"sync/atomic"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// Kind says how a [Batch] combines a counter's values: summed, or the largest kept.
+type Kind uint8
+
+const (
+	// Sum adds every value (a count, a total response time).
+	Sum Kind = iota
+	// Max keeps the largest value (the most calls in flight; 1 if any call dropped). The Max of no
+	// values is 0.
+	Max
+)
+
+// Batch is the untimed sibling of [Striped]: one bucket of up to [MaxFields] counters per P,
+// written without atomic read-modify-write and folded as a whole by whoever closes the window,
+// which is how the adaptive limiter gathers its window of samples.
+//
+// [Batch.Add] pins the goroutine to its P and combines its values into the P's stripe.
+// [Batch.Fold] starts a new generation (one atomic add) and combines every stripe still tagged
+// with the old one: a fold-and-reset with no stripe written by anyone but its owner. A write that
+// began before a Fold and lands after it is lost, never counted twice. [Batch.Peek] folds without
+// starting a new generation.
+//
+// A Batch must not be copied after first use. The zero value is not usable: use [NewBatch].
+type Batch struct {
+	_ noCopy
+	_ [stripe.CacheLine]byte
+
+	gen    atomic.Int64 // the generation writes go into; hot: read by every write
+	kinds  [MaxFields]Kind
+	fields int
+	smask  int
+	words  []int64 // stripes × batchStride: tag, then the counters
+	_      [batchPad]byte
+}
+
+const (
+	batchStride = (1 + MaxFields + stripe.Words - 1) / stripe.Words * stripe.Words
+	batchHeader = 8 + 8 + 2*8 + 24
+	batchPad    = (stripe.CacheLine - batchHeader%stripe.CacheLine) % stripe.CacheLine
+)
+
+// NewBatch returns an empty batch whose counters combine as kinds say, one Kind per counter; at
+// most [MaxFields] are kept, and no kinds at all gives one Sum counter.
+func NewBatch(kinds ...Kind) *Batch {
+	if len(kinds) == 0 {
+		kinds = []Kind{Sum}
+	}
+	b := &Batch{fields: min(len(kinds), MaxFields)}
+	copy(b.kinds[:], kinds)
+	n := stripe.Count()
+	b.smask = n - 1
+	b.words = make([]int64, n*batchStride+2*stripe.Words)[stripe.Words : stripe.Words+n*batchStride]
+	return b
+}
+
+// Fields returns how many counters the batch carries.
+func (b *Batch) Fields() int { return b.fields }
+
+// Add combines v (one value per counter; the ones past Fields are ignored) into the current
+// generation.
+func (b *Batch) Add(v Bucket) {
+	g := b.gen.Load()
+	p := stripe.Pin()
+	s := b.words[(p&b.smask)*batchStride:][:1+MaxFields]
+	if stripe.Load(&s[0]) != g {
+		for k := 1; k <= MaxFields; k++ {
+			stripe.Store(&s[k], 0)
+		}
+		atomic.StoreInt64(&s[0], g)
+	}
+	for k := 0; k < b.fields; k++ {
+		if b.kinds[k] == Sum {
+			stripe.Add(&s[1+k], v[k])
+		} else if v[k] > stripe.Load(&s[1+k]) {
+			stripe.Store(&s[1+k], v[k])
+		}
+	}
+	stripe.Unpin()
+}
+
+// Peek returns the current generation's counters combined over the stripes, resetting nothing.
+func (b *Batch) Peek() Bucket { return b.fold(b.gen.Load()) }
+
+// Fold returns the current generation's counters combined over the stripes and starts a new,
+// empty generation. Two concurrent Folds each get a generation of their own; a write is counted by
+// at most one of them.
+func (b *Batch) Fold() Bucket { return b.fold(b.gen.Add(1) - 1) }
+
+func (b *Batch) fold(g int64) Bucket {
+	var out Bucket
+	for s := 0; s <= b.smask; s++ {
+		w := b.words[s*batchStride:][:1+MaxFields]
+		if atomic.LoadInt64(&w[0]) != g {
+			continue
+		}
+		var v Bucket
+		for k := 0; k < b.fields; k++ {
+			v[k] = stripe.Load(&w[1+k])
+		}
+		if atomic.LoadInt64(&w[0]) != g {
+			continue
+		}
+		for k := 0; k < b.fields; k++ {
+			if b.kinds[k] == Sum {
+				out[k] += v[k]
+			} else {
+				out[k] = max(out[k], v[k])
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,32 @@
+// Package atomicwindow holds the rolling windows the other ward packages read: what did the last
+// window of time hold?
+//
+// Two layers, as everywhere in ward:
+//
+//   - [Window] is the pure rolling window of the seeds (moonward's Window[B]): size buckets of any
+//     type spanning a window of time, written and read at explicit instants. Deterministic,
+//     allocation-free after construction, not safe for concurrent use.
+//   - [Striped] is the concurrent window: the same buckets, one copy per P (stripe), each stripe
+//     written only by the goroutine running on its P, with plain loads and stores rather than
+//     atomic read-modify-writes. Readers sum the stripes. [Batch] is its untimed sibling: one
+//     bucket per stripe, folded and reset as a whole by whoever closes the window.
+//
+// # What a concurrent reader may observe
+//
+// A write to a Striped or a Batch is a plain ++ into the writer's own stripe. A reader folding the
+// stripes at the same time may miss a write that is in progress, and a write that began before a
+// Batch.Fold and finishes after it is lost (its stripe is tagged with a generation that has been
+// folded already, and the next write to that stripe starts it afresh). A reader never sees a
+// value that was not written: stripes are tagged with their bucket (or generation), a tag is
+// published only after its stripe was cleared, and a reader re-checks the tag after reading the
+// values and skips the stripe if it moved. If GOMAXPROCS grows after construction, two Ps share a
+// stripe and two writes may collide: again a lost write, never an invented one. Driven by one
+// goroutine, a Striped reads exactly what a Window reads for the same writes (a differential test
+// and a fuzz target prove it).
+//
+// Decisions taken here that the issue did not spell out:
+//   - A write at an instant earlier than the newest bucket written (a clock that went backwards)
+//     goes into the newest bucket, in Window and Striped alike; it never rewrites history.
+//   - Striped and Batch carry at most [MaxFields] int64 counters per bucket; values are expected
+//     non-negative (a Max field of an empty bucket reads 0).
+package atomicwindow

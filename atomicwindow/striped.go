@@ -1,0 +1,216 @@
+package atomicwindow
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// MaxFields is the most counters a bucket of a [Striped] or a [Batch] carries.
+const MaxFields = 4
+
+// Bucket is one bucket's counters as a reader sees them, summed (or maxed) over the stripes.
+// Only the first fields (as many as the window was made with) are meaningful; the rest are 0.
+type Bucket [MaxFields]int64
+
+// noCopy lets go vet's copylocks check catch a concurrent type copied by value.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// Striped is a rolling window of int64 counters safe for any number of goroutines: size buckets
+// spanning window, each carrying fields counters, kept once per P (stripe) and summed on read.
+//
+// A write ([Striped.Add]) pins the goroutine to its P, finds the bucket from a shared head index
+// (one atomic load; a division and a compare-and-set only when a bucket boundary is crossed) and
+// adds with a plain store into the P's own stripe: no lock, no atomic read-modify-write, no
+// allocation. A read ([Striped.Sum], [Striped.Each]) visits every stripe of every bucket in the
+// window, so it costs stripes × size loads: cache it, as the breaker and the shedder do.
+//
+// What a concurrent reader may observe is in the package documentation: a write in progress may be
+// missed, never invented. Single-threaded it reads exactly what a [Window] of the same shape reads.
+// A Striped must not be copied after first use. The zero value is not usable: use [NewStriped].
+type Striped struct {
+	_ noCopy
+	_ [stripe.CacheLine]byte // keep the head off whatever precedes the window in memory
+
+	head   atomic.Int64 // newest bucket written, counted from origin; hot: read by every write
+	origin int64        // the instant bucket 0 opened
+	width  int64        // nanoseconds per bucket
+	size   int64        // buckets in the window
+	mask   int64        // ring length - 1 (ring: size rounded up to a power of two)
+	fields int          // counters per bucket
+	smask  int          // stripes - 1
+	stride int          // words per stripe, a whole number of cache lines
+	words  []int64      // stripes × stride; a stripe is ring × (1 tag + fields) words
+	_      [headerPad]byte
+}
+
+// header is the size of Striped's fields from head to words; headerPad rounds it up to whole cache
+// lines so the next object in memory never shares the line the hot path reads.
+const (
+	header    = 8*8 + 24
+	headerPad = (stripe.CacheLine - header%stripe.CacheLine) % stripe.CacheLine
+)
+
+// NewStriped returns an empty concurrent window of size buckets spanning window with fields
+// counters per bucket, its first bucket opening at now. size and the bucket width are raised to
+// one as in [NewWindow]; fields is held to [1, MaxFields].
+func NewStriped(size int, window time.Duration, fields int, now int64) *Striped {
+	size, width := shape(size, window)
+	fields = min(max(fields, 1), MaxFields)
+	ring := 1 << bits.Len(uint(size-1))
+	stripes := stripe.Count()
+	stride := stripe.RoundUp(ring * (1 + fields))
+	w := &Striped{
+		origin: now,
+		width:  width,
+		size:   int64(size),
+		mask:   int64(ring - 1),
+		fields: fields,
+		smask:  stripes - 1,
+		stride: stride,
+		// one extra line at each end keeps the first and last stripes off neighbouring objects
+		words: make([]int64, stripes*stride+2*stripe.Words)[stripe.Words : stripe.Words+stripes*stride],
+	}
+	return w
+}
+
+// Size returns how many buckets the window has.
+func (w *Striped) Size() int { return int(w.size) }
+
+// Width returns how much time one bucket covers.
+func (w *Striped) Width() time.Duration { return time.Duration(w.width) }
+
+// Fields returns how many counters each bucket carries.
+func (w *Striped) Fields() int { return w.fields }
+
+// write returns the bucket index a write at now goes to, moving the head forward when now has
+// crossed a bucket boundary. A now before the head bucket opened writes into the head bucket.
+func (w *Striped) write(now int64) int64 {
+	h := w.head.Load()
+	if now-w.origin < (h+1)*w.width {
+		return h
+	}
+	idx := (now - w.origin) / w.width
+	for h < idx && !w.head.CompareAndSwap(h, idx) {
+		h = w.head.Load()
+	}
+	return idx
+}
+
+// Add adds v to counter i of the bucket now falls in. An i outside [0, Fields()) is ignored.
+func (w *Striped) Add(now int64, i int, v int64) {
+	if uint(i) >= uint(w.fields) {
+		return
+	}
+	idx := w.write(now)
+	b := w.slot(stripe.Pin(), idx)
+	if stripe.Load(&b[0]) != idx {
+		w.turn(b, idx)
+	}
+	stripe.Add(&b[1+i], v)
+	stripe.Unpin()
+}
+
+// Add2 adds v to counter i and u to counter j of the bucket now falls in, with one pin: a
+// shedder's pass (a count and a response time) or any pair that belongs together. Out-of-range
+// counters are ignored.
+func (w *Striped) Add2(now int64, i int, v int64, j int, u int64) {
+	if uint(i) >= uint(w.fields) || uint(j) >= uint(w.fields) {
+		return
+	}
+	idx := w.write(now)
+	b := w.slot(stripe.Pin(), idx)
+	if stripe.Load(&b[0]) != idx {
+		w.turn(b, idx)
+	}
+	stripe.Add(&b[1+i], v)
+	stripe.Add(&b[1+j], u)
+	stripe.Unpin()
+}
+
+// slot returns P p's copy of bucket idx: its tag, then its counters. The arithmetic stays inside
+// words by construction (p masked, idx masked), so it is done without bounds checks: nothing
+// between Pin and Unpin may panic.
+func (w *Striped) slot(p int, idx int64) *[1 + MaxFields]int64 {
+	off := (p&w.smask)*w.stride + int(idx&w.mask)*(1+w.fields)
+	return (*[1 + MaxFields]int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.words)), off*8))
+}
+
+// turn clears a stripe's bucket that still holds an older bucket's counts, then publishes its new
+// tag. The tag is stored atomically after the counters are cleared, so a reader that sees the new
+// tag never sees the old counts.
+func (w *Striped) turn(b *[1 + MaxFields]int64, idx int64) {
+	for k := 1; k <= w.fields; k++ {
+		stripe.Store(&b[k], 0)
+	}
+	atomic.StoreInt64(&b[0], idx)
+}
+
+// bucket sums bucket idx over the stripes; a bucket no stripe holds reads as zero.
+func (w *Striped) bucket(idx int64) (sum Bucket) {
+	for s := 0; s <= w.smask; s++ {
+		b := w.slot(s, idx)
+		if atomic.LoadInt64(&b[0]) != idx {
+			continue
+		}
+		var v Bucket
+		for k := 0; k < w.fields; k++ {
+			v[k] = stripe.Load(&b[1+k])
+		}
+		if atomic.LoadInt64(&b[0]) != idx { // the stripe turned while we read: skip it
+			continue
+		}
+		for k := 0; k < w.fields; k++ {
+			sum[k] += v[k]
+		}
+	}
+	return sum
+}
+
+// Each visits the buckets still inside the window at now, oldest first, each summed over the
+// stripes: the per-bucket maxima and minima a shedder takes are read this way. It visits the same
+// buckets as [Window.Each]; with current false the bucket now falls in is left out. Each writes
+// nothing and allocates nothing.
+func (w *Striped) Each(now int64, current bool, f func(Bucket)) {
+	head, newest := w.span(now, current)
+	for idx := newest - w.size + 1; idx <= head; idx++ {
+		if idx < 0 { // before the first bucket opened: empty
+			f(Bucket{})
+			continue
+		}
+		f(w.bucket(idx))
+	}
+}
+
+// span returns the newest bucket written that a read at now visits, and the bucket now falls in.
+func (w *Striped) span(now int64, current bool) (head, newest int64) {
+	head = w.head.Load()
+	newest = head
+	if now-w.origin >= (head+1)*w.width {
+		newest = (now - w.origin) / w.width
+	}
+	if !current && newest == head {
+		head--
+	}
+	return head, newest
+}
+
+// Sum returns every counter summed over the buckets inside the window at now (the breaker's
+// tallies). With current false the bucket now falls in is left out.
+func (w *Striped) Sum(now int64, current bool) Bucket {
+	var sum Bucket
+	head, newest := w.span(now, current)
+	for idx := max(newest-w.size+1, 0); idx <= head; idx++ {
+		b := w.bucket(idx)
+		for k := range sum {
+			sum[k] += b[k]
+		}
+	}
+	return sum
+}

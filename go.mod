@@ -1,0 +1,3 @@
+module github.com/wardgo/ward
+
+go 1.26
