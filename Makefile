@@ -20,8 +20,9 @@ fmt-check: ## fail if gofmt would change a file
 vet: ## the full go vet, not the subset go test runs
 	$(GO) vet $(PKGS)
 
-unit: ## go test -race -shuffle=on over every package
+unit: ## go test -race -shuffle=on over every package, then the simulations (TestSim*) without -race
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+	$(GO) test -shuffle=on -count=1 -run '^TestSim' $(PKGS)
 
 bench: ## the package benchmarks, -count $(COUNT) at -cpu $(CPUS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -cpu $(CPUS) $(PKGS)

@@ -40,3 +40,25 @@ func BenchmarkPin(b *testing.B) {
 		}
 	})
 }
+
+func TestCounter(t *testing.T) {
+	c := NewCounter()
+	for i := 0; i < 100; i++ {
+		c.Add(2)
+	}
+	if got := c.Load(); got != 200 {
+		t.Fatalf("Load = %d, want 200", got)
+	}
+	if a := testing.AllocsPerRun(100, func() { c.Add(1) }); a != 0 {
+		t.Fatalf("Add allocates %v", a)
+	}
+}
+
+func BenchmarkCounterAdd(b *testing.B) {
+	c := NewCounter()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c.Add(1)
+		}
+	})
+}

@@ -1,0 +1,363 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// manual is an injected clock.
+type manual struct{ now int64 }
+
+func (m *manual) read() int64             { return m.now }
+func (m *manual) advance(d time.Duration) { m.now += int64(d) }
+
+func TestAcquireRefusesAtLimit(t *testing.T) {
+	l, err := New(Fixed(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok1 := l.Acquire()
+	b, ok2 := l.Acquire()
+	_, ok3 := l.Acquire()
+	if !ok1 || !ok2 || ok3 {
+		t.Fatalf("Acquire ×3 at Fixed(2) = %v %v %v, want true true false", ok1, ok2, ok3)
+	}
+	a.Pass()
+	a.Pass() // settling the same lease twice is a no-op
+	a.Drop()
+	a.Ignore()
+	if l.InFlight() != 1 {
+		t.Fatalf("InFlight after one lease settled (four times) = %d, want 1", l.InFlight())
+	}
+	b.Ignore()
+	var zero Lease
+	zero.Pass() // the zero lease is settled already
+	if s := l.Snapshot(); s.InFlight != 0 || s.Refused != 1 || s.Limit != 2 || s.Min != 2 || s.Max != 2 {
+		t.Fatalf("Snapshot = %+v", s)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for name, opts := range map[string][]Option{
+		"WithClock":             {WithClock(nil)},
+		"WithWindow.duration":   {WithWindow(0, 10)},
+		"WithWindow.minSamples": {WithWindow(time.Second, 0)},
+		"WithSampleEvery":       {WithSampleEvery(3)},
+	} {
+		if _, err := New(Fixed(1), opts...); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("%s: err = %v, want ErrInvalidPolicy", name, err)
+		}
+	}
+	if _, err := New(nil); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("nil rule: err = %v", err)
+	}
+}
+
+// TestWindowing checks seeds/001's windows: at least the duration and at least the minimum of
+// samples; a short window is extended and keeps its samples; one Sample per window, with the
+// average rtt, the largest in-flight count and the drop flag.
+func TestWindowing(t *testing.T) {
+	clk := &manual{}
+	rec := &recorder{limit: 10}
+	l, _ := New(rec, WithClock(clk.read), WithSampleEvery(1))
+	call := func(rtt time.Duration, drop bool) {
+		lease, ok := l.Acquire()
+		if !ok {
+			t.Fatal("refused under the limit")
+		}
+		clk.advance(rtt)
+		if drop {
+			lease.Drop()
+		} else {
+			lease.Pass()
+		}
+	}
+	for i := 0; i < 5; i++ {
+		call(100*ms, false) // 5 samples over 500 ms
+	}
+	if len(rec.got) != 0 {
+		t.Fatalf("a window closed before 1 s: %v", rec.got)
+	}
+	for i := 0; i < 4; i++ {
+		call(200*ms, i == 2) // 9 samples at 1300 ms: over the time, short of samples: extended to 2300
+	}
+	if len(rec.got) != 0 {
+		t.Fatalf("a window of 9 samples closed: %v", rec.got)
+	}
+	call(100*ms, false) // 10 samples at 1400 ms, but the window now ends at 2300
+	if len(rec.got) != 0 {
+		t.Fatalf("an extended window closed early: %v", rec.got)
+	}
+	call(900*ms, false) // 2300 ms: closes with 11 samples
+	want := Sample{RTT: (5*100 + 4*200 + 100 + 900) * ms / 11, InFlight: 1, Dropped: true}
+	if len(rec.got) != 1 || rec.got[0] != want {
+		t.Fatalf("windows = %v, want [%v]", rec.got, want)
+	}
+	if s := l.Snapshot(); s.Windows != 1 || s.Latency != want.RTT {
+		t.Fatalf("Snapshot = %+v", s)
+	}
+}
+
+// recorder is a Rule that keeps what it was fed.
+type recorder struct {
+	limit int
+	got   []Sample
+}
+
+func (r *recorder) Limit() int      { return r.limit }
+func (r *recorder) Sample(s Sample) { r.got = append(r.got, s) }
+
+// TestLimiterMatchesRule drives a limiter single-threaded with random calls and feeds a second
+// copy of the rule the window aggregates computed here independently: the limit trajectories are
+// equal.
+func TestLimiterMatchesRule(t *testing.T) {
+	rules := map[string]func() (Rule, Rule){
+		"AIMD": func() (Rule, Rule) {
+			p := DefaultAIMD()
+			p.Min = 1
+			a, _ := NewAIMD(p)
+			b, _ := NewAIMD(p)
+			return a, b
+		},
+		"Gradient": func() (Rule, Rule) {
+			a, _ := NewGradient(DefaultGradient())
+			b, _ := NewGradient(DefaultGradient())
+			return a, b
+		},
+		"Vegas": func() (Rule, Rule) {
+			a, _ := NewVegas(DefaultVegas(), constRoll(0.3))
+			b, _ := NewVegas(DefaultVegas(), constRoll(0.3))
+			return a, b
+		},
+		"MinRTT": func() (Rule, Rule) {
+			p := DefaultMinRTT()
+			p.Probe = 20
+			a, _ := NewMinRTT(p, constRoll(0.7))
+			b, _ := NewMinRTT(p, constRoll(0.7))
+			return a, b
+		},
+	}
+	for name, mk := range rules {
+		t.Run(name, func(t *testing.T) {
+			inside, model := mk()
+			clk := &manual{}
+			l, _ := New(inside, WithClock(clk.read), WithSampleEvery(1), WithWindow(time.Second, 10))
+			r := rand.New(rand.NewPCG(7, 9))
+			var open []Lease
+			var sum, n, peak int64
+			var dropped bool
+			end := int64(time.Second)
+			windows := 0
+			for i := 0; i < 20000; i++ {
+				clk.advance(time.Duration(r.Int64N(int64(30 * ms))))
+				if len(open) < 200 && r.IntN(2) == 0 {
+					if lease, ok := l.Acquire(); ok {
+						open = append(open, lease)
+					}
+					continue
+				}
+				if len(open) == 0 {
+					continue
+				}
+				k := r.IntN(len(open))
+				lease := open[k]
+				open = append(open[:k], open[k+1:]...)
+				rtt, inflight := clk.now-lease.start, lease.inFlight
+				switch r.IntN(20) {
+				case 0:
+					lease.Ignore()
+					continue
+				case 1:
+					lease.Drop()
+					dropped = true
+				default:
+					lease.Pass()
+				}
+				sum += rtt
+				n++
+				peak = max(peak, inflight)
+				if clk.now >= end {
+					end = clk.now + int64(time.Second)
+					if n >= 10 {
+						model.Sample(Sample{RTT: time.Duration(sum / n), InFlight: int(peak), Dropped: dropped})
+						sum, n, peak, dropped = 0, 0, 0, false
+						windows++
+					}
+				}
+				if got, want := l.Limit(), max(model.Limit(), 1); got != want {
+					t.Fatalf("call %d, window %d: limiter limit %d, rule fed the same windows %d", i, windows, got, want)
+				}
+			}
+			if windows < 50 || l.Snapshot().Windows != int64(windows) {
+				t.Fatalf("%d windows closed (limiter says %d); the test needs at least 50", windows, l.Snapshot().Windows)
+			}
+		})
+	}
+}
+
+// TestSampledTiming: with the default sampling, one admitted call in DefaultSampleEvery is timed
+// (per P), and untimed drops still mark the window.
+func TestSampledTiming(t *testing.T) {
+	clk := &manual{}
+	rec := &recorder{limit: 1000}
+	l, _ := New(rec, WithClock(clk.read), WithWindow(time.Second, 1))
+	reads := 0
+	l.clock = func() int64 { reads++; return clk.now }
+	for i := 0; i < 8*DefaultSampleEvery; i++ {
+		lease, _ := l.Acquire()
+		clk.advance(10 * ms)
+		lease.Pass()
+	}
+	// single goroutine, so one P: exactly 1 in 8 timed, each timed call two reads
+	if reads != 2*8 {
+		t.Fatalf("%d clock reads for %d calls, want %d", reads, 8*DefaultSampleEvery, 2*8)
+	}
+	lease, _ := l.Acquire() // untimed (the 65th call)
+	lease.Drop()
+	clk.advance(time.Second)
+	for i := 0; i < DefaultSampleEvery; i++ {
+		lease, _ := l.Acquire()
+		lease.Pass()
+	}
+	if n := len(rec.got); n == 0 || !rec.got[n-1].Dropped {
+		t.Fatalf("the untimed drop did not mark the window: %v", rec.got)
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	l, _ := New(Fixed(1), WithSampleEvery(1))
+	if a := testing.AllocsPerRun(1000, func() {
+		lease, _ := l.Acquire()
+		lease.Pass()
+	}); a != 0 {
+		t.Fatalf("Acquire+Pass allocates %v", a)
+	}
+	hold, _ := l.Acquire()
+	if a := testing.AllocsPerRun(1000, func() {
+		if _, ok := l.Acquire(); ok {
+			t.Fatal("admitted over the limit")
+		}
+	}); a != 0 {
+		t.Fatalf("a refusal allocates %v", a)
+	}
+	hold.Pass()
+	ctx := context.Background()
+	fn := func(context.Context) error { return nil }
+	if a := testing.AllocsPerRun(1000, func() { _ = l.Do(ctx, fn) }); a != 0 {
+		t.Fatalf("Do allocates %v", a)
+	}
+}
+
+func TestDo(t *testing.T) {
+	clk := &manual{}
+	rec := &recorder{limit: 1}
+	errOverload := errors.New("overloaded")
+	l, _ := New(rec, WithClock(clk.read), WithSampleEvery(1), WithWindow(1, 1),
+		WithDropOn(func(err error) bool { return errors.Is(err, errOverload) }))
+	ctx := context.Background()
+	run := func(err error) error {
+		return l.Do(ctx, func(context.Context) error {
+			if got := l.Do(ctx, func(context.Context) error { return nil }); !errors.Is(got, ErrLimitExceeded) {
+				t.Errorf("a nested call over Fixed(1) returned %v, want ErrLimitExceeded", got)
+			}
+			clk.advance(ms)
+			return err
+		})
+	}
+	notFound := errors.New("not found")
+	for _, c := range []struct {
+		err     error
+		samples int
+		dropped bool
+	}{
+		{nil, 1, false},
+		{context.DeadlineExceeded, 2, true},
+		{errOverload, 3, true},
+		{notFound, 3, true}, // only frees the slot: no new sample, the last is still the drop
+	} {
+		if got := run(c.err); got != c.err {
+			t.Fatalf("Do returned %v, want fn's %v", got, c.err)
+		}
+		if len(rec.got) != c.samples || (c.samples > 0 && rec.got[c.samples-1].Dropped != c.dropped) {
+			t.Fatalf("after fn returned %v: samples %v", c.err, rec.got)
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not continue")
+			}
+		}()
+		_ = l.Do(ctx, func(context.Context) error { panic("boom") })
+	}()
+	if l.InFlight() != 0 {
+		t.Fatalf("a panicking fn left %d in flight", l.InFlight())
+	}
+}
+
+// TestStressFixed: 256 goroutines against Fixed(8); an independent counter inside the admitted
+// section never passes 8, and nothing is left in flight.
+func TestStressFixed(t *testing.T) {
+	stress(t, Fixed(8), 8)
+}
+
+// TestStressMoving: the same with AIMD moving the limit under the goroutines' feet (every tenth
+// call drops); the counter never passes the rule's Max.
+func TestStressMoving(t *testing.T) {
+	p := AIMD{Initial: 10, Min: 1, Max: 40, Backoff: 0.5, Timeout: time.Second}
+	r, _ := NewAIMD(p)
+	stress(t, r, int64(p.Max))
+}
+
+func stress(t *testing.T, rule Rule, bound int64) {
+	var tick atomic.Int64
+	l, _ := New(rule, WithClock(func() int64 { return tick.Add(int64(ms)) }), WithWindow(ms, 1), WithSampleEvery(2))
+	goroutines, calls := 256, 400
+	if testing.Short() {
+		calls = 50
+	}
+	var inside, peak atomic.Int64
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for g := 0; g < goroutines; g++ {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			for i := 0; i < calls; i++ {
+				lease, ok := l.Acquire()
+				if !ok {
+					continue
+				}
+				n := inside.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				if lim := int64(l.Limit()); n > bound {
+					t.Errorf("%d inside, over the bound %d (limit now %d)", n, bound, lim)
+				}
+				runtime.Gosched() // let others in while this one holds its slot
+				inside.Add(-1)
+				switch i % 10 {
+				case 0:
+					lease.Drop()
+				case 1:
+					lease.Ignore()
+				default:
+					lease.Pass()
+				}
+			}
+		}()
+	}
+	start.Done()
+	done.Wait()
+	if l.InFlight() != 0 {
+		t.Fatalf("InFlight after every lease settled = %d, want 0", l.InFlight())
+	}
+	t.Logf("peak inside %d, limit %d, windows %d, refused %d", peak.Load(), l.Limit(), l.Snapshot().Windows, l.Snapshot().Refused)
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package stripe
+
+// Race reports whether this is a -race build.
+const Race = true
