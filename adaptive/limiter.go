@@ -51,7 +51,7 @@ const (
 // may be one window stale. A Limiter is safe for concurrent use and must not be copied after first
 // use. The zero value is not usable: build one with [New].
 type Limiter struct {
-	_ noCopy
+	_ stripe.NoCopy
 	_ [stripe.CacheLine]byte
 
 	inFlight atomic.Int64 // written by every acquire and settle
@@ -75,11 +75,6 @@ type Limiter struct {
 	windows atomic.Int64
 	lastRTT atomic.Int64
 }
-
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
 
 // DefaultSampleEvery is how many admitted calls share one timed call by default.
 const DefaultSampleEvery = 8

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
+
+	"github.com/wardgo/ward/internal/draw"
 )
 
 // Sample is what a rule learns from one call (or, under a [Limiter], from one window of calls).
@@ -63,26 +64,6 @@ func checkFraction(field string, v float64, loOpen bool) error {
 		return invalid(field, v, "in [0, 1]")
 	}
 	return nil
-}
-
-// cleanRoll maps a draw into [0, 1): NaN and anything below 0 count as 0, anything at or above 1 as
-// the largest float64 below 1.
-func cleanRoll(r float64) float64 {
-	if !(r > 0) {
-		return 0
-	}
-	if r >= 1 {
-		return math.Nextafter(1, 0)
-	}
-	return r
-}
-
-// rollFunc returns roll, or a draw from math/rand/v2 when roll is nil.
-func rollFunc(roll func() float64) func() float64 {
-	if roll == nil {
-		return rand.Float64
-	}
-	return func() float64 { return cleanRoll(roll()) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,7 +193,7 @@ func NewVegas(p Vegas, roll func() float64) (*VegasRule, error) {
 	case p.Probe < 1:
 		return nil, invalid("Vegas.Probe", p.Probe, ">= 1")
 	}
-	r := &VegasRule{p: p, roll: rollFunc(roll), estimate: float64(p.Initial)}
+	r := &VegasRule{p: p, roll: draw.Func(roll), estimate: float64(p.Initial)}
 	r.resetJitter()
 	return r, nil
 }
@@ -432,7 +413,7 @@ func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
 	case p.Probe < 0:
 		return nil, invalid("MinRTT.Probe", p.Probe, ">= 0 (0 never probes)")
 	}
-	r := &MinRTTRule{p: p, roll: rollFunc(roll), estimate: float64(p.Initial)}
+	r := &MinRTTRule{p: p, roll: draw.Func(roll), estimate: float64(p.Initial)}
 	r.countdown = r.nextProbe()
 	return r, nil
 }

@@ -29,7 +29,7 @@ const (
 //
 // A Batch must not be copied after first use. The zero value is not usable: use [NewBatch].
 type Batch struct {
-	_ noCopy
+	_ stripe.NoCopy
 	_ [stripe.CacheLine]byte
 
 	gen    atomic.Int64 // the generation writes go into; hot: read by every write

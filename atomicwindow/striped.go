@@ -16,12 +16,6 @@ const MaxFields = 4
 // Only the first fields (as many as the window was made with) are meaningful; the rest are 0.
 type Bucket [MaxFields]int64
 
-// noCopy lets go vet's copylocks check catch a concurrent type copied by value.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
-
 // Striped is a rolling window of int64 counters safe for any number of goroutines: size buckets
 // spanning window, each carrying fields counters, kept once per P (stripe) and summed on read.
 //
@@ -35,7 +29,7 @@ func (*noCopy) Unlock() {}
 // missed, never invented. Single-threaded it reads exactly what a [Window] of the same shape reads.
 // A Striped must not be copied after first use. The zero value is not usable: use [NewStriped].
 type Striped struct {
-	_ noCopy
+	_ stripe.NoCopy
 	_ [stripe.CacheLine]byte // keep the head off whatever precedes the window in memory
 
 	head   atomic.Int64 // newest bucket written, counted from origin; hot: read by every write

@@ -21,3 +21,13 @@ const Words = CacheLine / 8
 
 // RoundUp returns n int64 words rounded up to whole cache lines.
 func RoundUp(n int) int { return (n + Words - 1) / Words * Words }
+
+// NoCopy, embedded as the first field of a concurrent type, lets go vet's copylocks check catch a
+// copy of it by value.
+type NoCopy struct{}
+
+// Lock is a no-op; it makes NoCopy a Locker for go vet.
+func (*NoCopy) Lock() {}
+
+// Unlock is a no-op; it makes NoCopy a Locker for go vet.
+func (*NoCopy) Unlock() {}
