@@ -1,0 +1,43 @@
+// Package breaker is Google SRE client-side throttling: a circuit breaker with no open, half-open
+// and closed. It keeps ten seconds of outcomes and refuses each call with a probability that grows
+// with the failures, so a struggling backend keeps receiving what it can still serve instead of
+// being cut off and then flooded on recovery.
+//
+// # Two layers
+//
+// [Core] is the pure arithmetic (seeds/000 and seeds/003; the numbers are go-zero's
+// core/breaker/googlebreaker.go, v1.10.3): deterministic, the clock and the draw passed in, not
+// safe for concurrent use. [Breaker] is the concurrent type: outcomes in a per-P striped window,
+// the drop ratio folded from it and cached, a per-thread draw, no lock and no allocation on any
+// call. Driven from one goroutine with [WithRefresh](0), an injected clock and an injected draw, a
+// Breaker gives exactly the Core's decisions.
+//
+//	b, _ := breaker.New()
+//	err := b.DoWith(callBackend, isCallersOwnError, serveFromCache)
+//
+// With accepts successes out of total calls (refusals included) in the window, failing and
+// working the runs at its head of buckets with only failures and only successes:
+//
+//	w     = max(K − (K − Floor) · failing / Buckets, Floor)
+//	drop  = (total − Protection − w · accepts) / (total + 1)
+//	drop ×= (Buckets − working) / Buckets
+//
+// At the preset's K = 1.5 a backend is left alone until more than a third of its calls fail (a
+// backend failing 20% of calls is never throttled); after an outage, each bucket of successes
+// without failures scales the ratio down by a fortieth, so it is back to 0 within ten seconds of
+// recovery plus a bucket.
+//
+// # Decisions the issue left open
+//
+//   - A refusal is recorded as a Drop at the time of the latest clock reading a settle made (the
+//     refusal itself reads no clock; see [Breaker]). Successes and failures are recorded at the
+//     instant they settle.
+//   - The probe fires for one goroutine at a time: concurrent callers race a compare-and-set on
+//     the last pass, and one wins.
+//   - Probe = 0 disables the probe. K must be at least Floor; Floor must be positive.
+//   - A draw outside [0, 1) is held into it: NaN and negatives count as 0 (refused whenever the
+//     ratio is positive), 1 and over as just under 1 (never refused: the ratio is always under 1).
+//   - A clock that moves backwards writes into the newest bucket and reads as of it
+//     ([atomicwindow]): it never rewrites history.
+//   - An outcome that is neither Success, Failure nor Drop is ignored by [Core.Record].
+package breaker
