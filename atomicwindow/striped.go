@@ -128,6 +128,19 @@ func (w *Striped) Add2(now int64, i int, v int64, j int, u int64) {
 	stripe.Unpin()
 }
 
+// AddAll adds v[k] to counter k of the bucket now falls in, for every counter, with one pin.
+func (w *Striped) AddAll(now int64, v Bucket) {
+	idx := w.write(now)
+	b := w.slot(stripe.Pin(), idx)
+	if stripe.Load(&b[0]) != idx {
+		w.turn(b, idx)
+	}
+	for k := 0; k < w.fields; k++ {
+		stripe.Add(&b[1+k], v[k])
+	}
+	stripe.Unpin()
+}
+
 // slot returns P p's copy of bucket idx: its tag, then its counters. The arithmetic stays inside
 // words by construction (p masked, idx masked), so it is done without bounds checks: nothing
 // between Pin and Unpin may panic.

@@ -1,0 +1,211 @@
+package shed
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardgo/ward/atomicwindow"
+)
+
+// Policy holds the constants of adaptive load shedding. Build one from [DefaultPolicy] and change
+// fields; [NewCore] and [New] validate it.
+type Policy struct {
+	// Buckets is how many buckets the window of passes and response times has: 50 (go-zero
+	// adaptiveshedder.go defaultBuckets).
+	Buckets int
+	// Window is the time the buckets cover together: 5 s (go-zero defaultWindow). Window /
+	// Buckets must be at least 1 ns.
+	Window time.Duration
+	// CPU is the threshold, in thousandths of the CPU the process may use, at or over which the
+	// server is hot: 900 (go-zero defaultCpuThreshold). In [1, 999].
+	CPU int
+	// Latency is the response time assumed while the window has none: 1 s (go-zero defaultMinRt),
+	// large so that an idle server refuses nothing.
+	Latency time.Duration
+	// Beta weighs the moving average of calls in flight, updated as each call settles: 0.9
+	// (go-zero flyingBeta). In [0, 1).
+	Beta float64
+	// Cool is how long a server stays hot after the CPU was last over the threshold, if it has
+	// refused since: 1 s (go-zero coolOffDuration).
+	Cool time.Duration
+	// Floor is the least share of its capacity a server keeps admitting however hot the CPU is:
+	// 0.1 (go-zero overloadFactorLowerBound). In (0, 1].
+	Floor float64
+}
+
+// DefaultPolicy returns the preset: 50 buckets over 5 s, CPU threshold 900 thousandths, 1 s
+// assumed response time, in-flight average weighted 0.9, 1 s to cool, never under 0.1 of
+// capacity — the constants of go-zero's core/load/adaptiveshedder.go (v1.10.3).
+func DefaultPolicy() Policy {
+	return Policy{Buckets: 50, Window: 5 * time.Second, CPU: 900, Latency: time.Second, Beta: 0.9, Cool: time.Second, Floor: 0.1}
+}
+
+// ErrInvalidPolicy is wrapped by every construction error.
+var ErrInvalidPolicy = errors.New("shed: invalid policy")
+
+func invalid(field string, v any, want string) error {
+	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidPolicy, field, v, want)
+}
+
+// Validate reports the first field of p that is out of range, by name.
+func (p Policy) Validate() error {
+	switch {
+	case p.Buckets < 1:
+		return invalid("Policy.Buckets", p.Buckets, ">= 1")
+	case p.Window < time.Duration(p.Buckets):
+		return invalid("Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
+	case p.CPU < 1 || p.CPU > 999:
+		return invalid("Policy.CPU", p.CPU, "in [1, 999] thousandths")
+	case p.Latency <= 0:
+		return invalid("Policy.Latency", p.Latency, "> 0")
+	case !(p.Beta >= 0 && p.Beta < 1):
+		return invalid("Policy.Beta", p.Beta, "in [0, 1)")
+	case p.Cool < 0:
+		return invalid("Policy.Cool", p.Cool, ">= 0")
+	case !(p.Floor > 0 && p.Floor <= 1):
+		return invalid("Policy.Floor", p.Floor, "in (0, 1]")
+	}
+	return nil
+}
+
+// Window fields: passes, the sum of the timed passes' response times (ns), how many were timed.
+const (
+	fPasses = iota
+	fRTSum
+	fRTCount
+)
+
+// capacity is the most calls in flight the window shows the server can carry: the busiest
+// bucket's passes (at least 1) times the fastest bucket's mean response time over the bucket width
+// (passes per millisecond × milliseconds), at least 1. The current, partial bucket is left out.
+func (p *Policy) capacity(each func(current bool, f func(atomicwindow.Bucket))) float64 {
+	maxPass := int64(1)
+	minRT := float64(p.Latency)
+	each(false, func(b atomicwindow.Bucket) {
+		maxPass = max(maxPass, b[fPasses])
+		if b[fRTCount] > 0 {
+			minRT = min(minRT, float64(b[fRTSum])/float64(b[fRTCount]))
+		}
+	})
+	width := float64(int64(p.Window) / int64(p.Buckets))
+	return max(float64(maxPass)*minRT/width, 1)
+}
+
+// factor scales capacity down as the CPU nears 1000 thousandths, never under Floor.
+func (p *Policy) factor(cpu int) float64 {
+	f := float64(1000-cpu) / float64(1000-p.CPU)
+	return min(max(f, p.Floor), 1)
+}
+
+// full reports whether both the average and the current count of calls in flight exceed capacity
+// scaled for the CPU.
+func (p *Policy) full(capacity float64, cpu int, avg float64, flying int64) bool {
+	limit := capacity * p.factor(cpu)
+	return avg > limit && float64(flying) > limit
+}
+
+// Core is the pure adaptive shedder: deterministic, allocation-free after construction, not safe
+// for concurrent use. The clock and the CPU reading are arguments: now in nanoseconds from any
+// monotonic origin, cpu in thousandths of what the process may use. [Shedder] is its concurrent
+// counterpart.
+//
+// A call is refused only when the server is both hot and full. Hot: cpu is at or over the
+// threshold, or it was within Cool and the core has refused since. Full: both the moving average
+// and the current count of calls in flight exceed the capacity the window shows, scaled down as
+// the CPU nears 1000 but never under Floor.
+type Core struct {
+	p       Policy
+	win     *atomicwindow.Window[atomicwindow.Bucket]
+	flying  int64
+	avg     float64
+	hotAt   int64 // the last instant the CPU was at or over the threshold
+	hotSeen bool
+	dropped bool // refused since the server was last found cool
+	refused int64
+}
+
+// NewCore returns a shedder with an empty window opening at now.
+func NewCore(p Policy, now int64) (*Core, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &Core{p: p, win: atomicwindow.NewWindow[atomicwindow.Bucket](p.Buckets, p.Window, now)}, nil
+}
+
+// Ticket is a call a [Core] let through. Settle it once with Pass or Fail; the methods clear it,
+// so settling the same variable again is a no-op. The zero Ticket is settled already.
+type Ticket struct {
+	c     *Core
+	start int64
+}
+
+// hot applies the hot rule at now; it may note the CPU as hot or forget an old refusal.
+func (c *Core) hot(now int64, cpu int) bool {
+	if cpu >= c.p.CPU {
+		c.hotAt, c.hotSeen = now, true
+		return true
+	}
+	if !c.dropped {
+		return false
+	}
+	if c.hotSeen && now-c.hotAt < int64(c.p.Cool) {
+		return true
+	}
+	c.dropped = false
+	return false
+}
+
+// Allow asks to start one call at now with the CPU at cpu thousandths.
+func (c *Core) Allow(now int64, cpu int) (Ticket, bool) {
+	if c.hot(now, cpu) && c.p.full(c.Capacity(now), cpu, c.avg, c.flying) {
+		c.dropped = true
+		c.refused++
+		return Ticket{}, false
+	}
+	c.flying++
+	return Ticket{c: c, start: now}, true
+}
+
+// Capacity returns how many calls in flight the window at now shows the server can carry, before
+// the CPU scaling.
+func (c *Core) Capacity(now int64) float64 {
+	return c.p.capacity(func(current bool, f func(atomicwindow.Bucket)) { c.win.Each(now, current, f) })
+}
+
+func (c *Core) leave() {
+	c.flying--
+	c.avg = c.avg*c.p.Beta + float64(c.flying)*(1-c.p.Beta)
+}
+
+// Pass settles a call that succeeded at now: it leaves flight and its response time counts toward
+// what the server has shown it can do. A now before the call started counts as a response time of 0.
+func (t *Ticket) Pass(now int64) {
+	c := t.c
+	if c == nil {
+		return
+	}
+	t.c = nil
+	c.leave()
+	b := c.win.Slot(now)
+	b[fPasses]++
+	b[fRTSum] += max(now-t.start, 0)
+	b[fRTCount]++
+}
+
+// Fail settles a call that failed: it leaves flight and says nothing about capacity.
+func (t *Ticket) Fail() {
+	if c := t.c; c != nil {
+		t.c = nil
+		c.leave()
+	}
+}
+
+// Flying returns how many calls are in flight.
+func (c *Core) Flying() int64 { return c.flying }
+
+// Average returns the moving average of calls in flight.
+func (c *Core) Average() float64 { return c.avg }
+
+// Refused returns how many calls the core has refused.
+func (c *Core) Refused() int64 { return c.refused }

@@ -1,0 +1,184 @@
+package shed
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const ms = int64(time.Millisecond)
+
+// loaded returns a core (preset: 100 ms buckets) whose first bucket holds 100 passes of 50 ms
+// each, so from 100 ms on it shows a capacity of 100 × 50 ms / 100 ms = 50 calls in flight; then
+// admits `flying` more calls at a cool CPU and fails `settle` of them, which raises the average.
+func loaded(t *testing.T, flying, settle int) (*Core, []Ticket) {
+	t.Helper()
+	c, err := NewCore(DefaultPolicy(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []Ticket
+	for i := 0; i < 100; i++ {
+		tk, ok := c.Allow(0, 0)
+		if !ok {
+			t.Fatal("refused at a cool CPU")
+		}
+		ts = append(ts, tk)
+	}
+	for i := range ts {
+		ts[i].Pass(50 * ms)
+	}
+	ts = ts[:0]
+	for i := 0; i < flying; i++ {
+		tk, _ := c.Allow(100*ms, 0)
+		ts = append(ts, tk)
+	}
+	for i := 0; i < settle; i++ {
+		ts[i].Fail()
+	}
+	if got := c.Capacity(150 * ms); got != 50 {
+		t.Fatalf("capacity %v, want 50", got)
+	}
+	return c, ts[settle:]
+}
+
+func TestSpikeWithNothingInFlight(t *testing.T) {
+	c, _ := loaded(t, 0, 0)
+	for i := int64(0); i < 1000; i++ {
+		tk, ok := c.Allow(150*ms+i*ms, 1000)
+		if !ok {
+			t.Fatalf("call %d refused at 100%% CPU with nothing in flight", i)
+		}
+		tk.Pass(150*ms + i*ms)
+	}
+}
+
+func TestDeepQueueAtLowCPU(t *testing.T) {
+	c, _ := loaded(t, 1000, 100)
+	if c.Flying() != 900 || c.Average() < 50 {
+		t.Fatalf("setup: flying %d average %v", c.Flying(), c.Average())
+	}
+	for _, cpu := range []int{0, 500, 899} {
+		if _, ok := c.Allow(150*ms, cpu); !ok {
+			t.Fatalf("refused at CPU %d with a deep queue: a cool server refuses nothing", cpu)
+		}
+	}
+}
+
+func TestHotAndFullRefuses(t *testing.T) {
+	c, _ := loaded(t, 200, 20) // 180 in flight, average ~158, capacity 50
+	if _, ok := c.Allow(150*ms, 900); ok {
+		t.Fatal("admitted while hot and full")
+	}
+	// 950 thousandths halves the capacity: 25. Flying at 30 with the average over it is full.
+	c2, _ := loaded(t, 60, 30) // 30 in flight, average ~28
+	if _, ok := c2.Allow(150*ms, 900); !ok {
+		t.Fatalf("refused at 30 in flight against a capacity of 50 (average %v)", c2.Average())
+	}
+	if _, ok := c2.Allow(150*ms, 950); ok {
+		t.Fatalf("admitted at 31 in flight against a capacity of 25 at 950 (average %v)", c2.Average())
+	}
+	if c2.Refused() != 1 {
+		t.Fatalf("Refused = %d, want 1", c2.Refused())
+	}
+}
+
+func TestCooling(t *testing.T) {
+	c, _ := loaded(t, 200, 20)
+	if _, ok := c.Allow(150*ms, 900); ok { // hot at 150 ms, and refuses
+		t.Fatal("admitted while hot and full")
+	}
+	if _, ok := c.Allow(1149*ms, 500); ok {
+		t.Fatal("admitted 999 ms after the CPU was last hot, having refused: still cooling")
+	}
+	if _, ok := c.Allow(1150*ms, 500); !ok {
+		t.Fatal("refused exactly 1 s after the CPU was last hot: cool")
+	}
+	if _, ok := c.Allow(1151*ms, 500); !ok {
+		t.Fatal("refused after cooling")
+	}
+	// A core that was hot but never refused does not stay hot.
+	e, _ := loaded(t, 0, 0)
+	if _, ok := e.Allow(150*ms, 950); !ok { // hot, not full: admitted, no refusal
+		t.Fatal("refused with one in flight")
+	}
+	for i := 0; i < 300; i++ { // fill it at a cool CPU
+		e.Allow(160*ms, 100)
+	}
+	if _, ok := e.Allow(170*ms, 100); !ok {
+		t.Fatal("cool CPU 20 ms after a hot reading refused, though the shedder never refused since")
+	}
+}
+
+// TestFloor: at 100% CPU the factor is 0, held at the floor: the server keeps admitting a tenth of
+// its capacity of 50, and refuses only past it.
+func TestFloor(t *testing.T) {
+	c, _ := loaded(t, 0, 0)
+	var held []Ticket // every second admitted call stays in flight
+	now := 150 * ms
+	for step := 0; step < 100; step++ {
+		a, ok1 := c.Allow(now, 1000)
+		b, ok2 := c.Allow(now, 1000)
+		if !ok1 || !ok2 {
+			if c.Flying() <= 5 {
+				t.Fatalf("refused with %d in flight, under the floor of 5", c.Flying())
+			}
+			t.Logf("first refusal at %d in flight, average %.2f", c.Flying(), c.Average())
+			return
+		}
+		a.Fail()
+		held = append(held, b)
+	}
+	t.Fatalf("never refused at 100%% CPU with %d in flight", c.Flying())
+}
+
+func TestTicketSettlesOnce(t *testing.T) {
+	c, _ := NewCore(DefaultPolicy(), 0)
+	tk, _ := c.Allow(0, 0)
+	tk.Pass(10 * ms)
+	tk.Pass(20 * ms)
+	tk.Fail()
+	var zero Ticket
+	zero.Pass(0)
+	zero.Fail()
+	if c.Flying() != 0 {
+		t.Fatalf("Flying = %d after one ticket settled three times", c.Flying())
+	}
+	back, _ := c.Allow(100*ms, 0)
+	back.Pass(0) // a clock before the start: response time 0, never negative
+	if c.Flying() != 0 {
+		t.Fatal("a backwards settle corrupted flight")
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		edit  func(*Policy)
+	}{
+		{"Policy.Buckets", func(p *Policy) { p.Buckets = 0 }},
+		{"Policy.Window", func(p *Policy) { p.Window = 10 }},
+		{"Policy.CPU", func(p *Policy) { p.CPU = 1000 }},
+		{"Policy.CPU", func(p *Policy) { p.CPU = 0 }},
+		{"Policy.Latency", func(p *Policy) { p.Latency = 0 }},
+		{"Policy.Beta", func(p *Policy) { p.Beta = 1 }},
+		{"Policy.Cool", func(p *Policy) { p.Cool = -1 }},
+		{"Policy.Floor", func(p *Policy) { p.Floor = 0 }},
+	} {
+		p := DefaultPolicy()
+		c.edit(&p)
+		_, err := NewCore(p, 0)
+		_, err2 := New(WithPolicy(p), WithCPU(func() int { return 0 }))
+		for _, e := range []error{err, err2} {
+			if !errors.Is(e, ErrInvalidPolicy) || !strings.Contains(e.Error(), c.field) {
+				t.Errorf("want an error naming %s, got %v", c.field, e)
+			}
+		}
+	}
+	for name, o := range map[string]Option{"WithClock": WithClock(nil), "WithCPU": WithCPU(nil), "WithSampleEvery": WithSampleEvery(6), "WithRefresh": WithRefresh(-1)} {
+		if _, err := New(o); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

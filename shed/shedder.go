@@ -1,0 +1,378 @@
+package shed
+
+import (
+	"errors"
+	"math"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/wardgo/ward/atomicwindow"
+	"github.com/wardgo/ward/internal/clock"
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// ErrOverloaded is a shedder's refusal: allocation-free, matched with errors.Is.
+var ErrOverloaded = errors.New("shed: server overloaded")
+
+// Shedder is the adaptive shedder of [Core], safe for any number of goroutines: it refuses a
+// call only when the server is both hot (CPU) and full (calls in flight over what the window shows
+// it can carry).
+//
+// The count in flight is kept per P (an admission adds one to its P's stripe, a settle takes one
+// from its own, and a reader sums them), so a call writes no shared cache line; its moving average
+// moves by compare-and-set as timed calls settle;
+// passes and response times go into a per-P striped window ([atomicwindow.Striped]); the capacity
+// folded from the window is cached and refreshed at most once per refresh interval (a quarter of a
+// bucket, [WithRefresh]), and only while the server is hot, since a cool server never needs it.
+// The CPU reading is an atomic load of the sampler's latest moving average.
+//
+// Time: like the adaptive limiter, a Shedder times one admitted call in every [DefaultSampleEvery]
+// (two clock reads) and settles the rest without a clock: every pass counts toward the busiest
+// bucket, and the timed ones give the response times and move the average of calls in flight, by
+// Beta to the power DefaultSampleEvery so that it keeps the preset's memory in calls. Untimed passes and Allow use the latest
+// clock reading a timed call made. With [WithRefresh](0) and [WithSampleEvery](1), Allow reads the
+// clock and refreshes on every call, and a Shedder driven from one goroutine gives exactly the
+// decisions of a [Core] fed the same instants and CPU readings.
+//
+// What a concurrent reader may observe: a pass being written while capacity is folded may be left
+// out of that fold; the cached capacity may be one refresh interval stale; Snapshot's fields are
+// read one by one. A Shedder must not be copied after first use. The zero value is not usable:
+// build one with [New]; [Shedder.Stop] ends the CPU sampler it started, if any.
+type Shedder struct {
+	_ stripe.NoCopy
+	_ [stripe.CacheLine]byte
+
+	avg atomic.Uint64 // float64 bits, moved by CAS as timed calls settle
+	_   [stripe.CacheLine - 8]byte
+
+	capacity   atomic.Uint64 // cached, float64 bits
+	next       atomic.Int64  // when the cache is due a refresh
+	seen       atomic.Int64  // the latest clock reading
+	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; math.MinInt64: never
+	dropped    atomic.Bool   // refused since last found cool
+	refreshing atomic.Int32
+	_          [stripe.CacheLine - 40]byte
+
+	p       Policy
+	win     *atomicwindow.Striped
+	clock   func() int64
+	cpu     func() int
+	sampler *CPU // the sampler New started, if it did
+	every   int64
+	beta    float64 // Policy.Beta to the power every: the average moves on timed settles only
+	refresh int64
+	gran    int64
+	flying  flight
+	refused stripe.Counter
+}
+
+// DefaultSampleEvery is how many admitted calls share one timed call by default.
+const DefaultSampleEvery = 8
+
+// Option configures a [Shedder].
+type Option func(*config) error
+
+type config struct {
+	policy  Policy
+	clock   func() int64
+	cpu     func() int
+	every   int
+	refresh time.Duration
+	set     bool
+}
+
+// WithPolicy sets the policy (default [DefaultPolicy]).
+func WithPolicy(p Policy) Option { return func(c *config) error { c.policy = p; return nil } }
+
+// WithClock replaces the clock: nanoseconds from any monotonic origin. For tests.
+func WithClock(now func() int64) Option {
+	return func(c *config) error {
+		if now == nil {
+			return invalid("WithClock", "nil", "a clock")
+		}
+		c.clock = now
+		return nil
+	}
+}
+
+// WithCPU replaces the CPU reading: thousandths of what the process may use, a negative value
+// meaning unknown (never hot). Pass a shared [CPU]'s Read to let many shedders share one sampler,
+// or your own metric. Without it, New makes a [CPU] sampler, started on the first Allow.
+func WithCPU(read func() int) Option {
+	return func(c *config) error {
+		if read == nil {
+			return invalid("WithCPU", "nil", "a reading")
+		}
+		c.cpu = read
+		return nil
+	}
+}
+
+// WithSampleEvery times one admitted call in every n (a power of two in [1, 1024]).
+func WithSampleEvery(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 1024 || n&(n-1) != 0 {
+			return invalid("WithSampleEvery", n, "a power of two in [1, 1024]")
+		}
+		c.every = n
+		return nil
+	}
+}
+
+// WithRefresh sets how often the cached capacity is folded afresh while the server is hot; the
+// default is a quarter of a bucket (25 ms with the preset). Zero refreshes on every call and makes
+// Allow read the clock: exact, and slower.
+func WithRefresh(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("WithRefresh", d, ">= 0")
+		}
+		c.refresh, c.set = d, true
+		return nil
+	}
+}
+
+// New returns a shedder with an empty window.
+func New(opts ...Option) (*Shedder, error) {
+	c := config{policy: DefaultPolicy(), clock: clock.Now, every: DefaultSampleEvery}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.policy.Validate(); err != nil {
+		return nil, err
+	}
+	width := int64(c.policy.Window) / int64(c.policy.Buckets)
+	if !c.set {
+		c.refresh = time.Duration(max(width/4, 1))
+	}
+	now := c.clock()
+	s := &Shedder{
+		p:       c.policy,
+		win:     atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, 3, now),
+		clock:   c.clock,
+		cpu:     c.cpu,
+		every:   int64(c.every),
+		refresh: int64(c.refresh),
+		gran:    max(min(int64(time.Millisecond), width/4), 1),
+		beta:    math.Pow(c.policy.Beta, float64(c.every)),
+		flying:  newFlight(),
+		refused: stripe.NewCounter(),
+	}
+	if s.cpu == nil {
+		s.sampler = NewCPU()
+		s.cpu = s.sampler.Read
+	}
+	s.seen.Store(now)
+	s.next.Store(now)
+	s.hotAt.Store(math.MinInt64)
+	return s, nil
+}
+
+// Stop ends the CPU sampler New started (none if WithCPU was given). The shedder still works; a
+// later Allow starts the sampler again.
+func (s *Shedder) Stop() {
+	if s.sampler != nil {
+		s.sampler.Stop()
+	}
+}
+
+// Promise is a call the shedder let through. Settle it once with Pass or Fail, through the
+// variable Allow returned: the methods clear it, so settling it again is a no-op. The zero Promise
+// is settled already.
+type Promise struct {
+	s     *Shedder
+	start int64
+	timed bool
+}
+
+func (s *Shedder) now() int64 {
+	if s.refresh == 0 {
+		return s.clock()
+	}
+	return s.seen.Load()
+}
+
+// observe stores a clock reading as the latest, if it moved on enough to be worth a store.
+func (s *Shedder) observe(now int64) {
+	if now-s.seen.Load() >= s.gran {
+		s.seen.Store(now)
+	}
+}
+
+// hot applies the hot rule at now.
+func (s *Shedder) hot(now int64, cpu int) bool {
+	if cpu >= s.p.CPU {
+		if s.hotAt.Load() != now {
+			s.hotAt.Store(now)
+		}
+		return true
+	}
+	if !s.dropped.Load() {
+		return false
+	}
+	if at := s.hotAt.Load(); at != math.MinInt64 && now-at < int64(s.p.Cool) {
+		return true
+	}
+	s.dropped.Store(false)
+	return false
+}
+
+// Allow asks to start one call. It returns a promise to settle once the call has finished, or
+// [ErrOverloaded] when the server is hot and full.
+func (s *Shedder) Allow() (Promise, error) {
+	now := s.now()
+	if cpu := s.cpu(); s.hot(now, cpu) {
+		if s.refresh == 0 || now >= s.next.Load() {
+			s.fold(now)
+		}
+		avg := math.Float64frombits(s.avg.Load())
+		if s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.flying.load()) {
+			if !s.dropped.Load() {
+				s.dropped.Store(true)
+			}
+			s.refused.Inc()
+			return Promise{}, ErrOverloaded
+		}
+	}
+	if tick := s.flying.enter(); s.every > 1 && tick&(s.every-1) != 0 {
+		return Promise{s: s}, nil
+	}
+	if s.refresh == 0 {
+		return Promise{s: s, start: now, timed: true}, nil
+	}
+	start := s.clock()
+	s.observe(start)
+	return Promise{s: s, start: start, timed: true}, nil
+}
+
+// fold refreshes the cached capacity; one goroutine at a time.
+func (s *Shedder) fold(now int64) {
+	if !s.refreshing.CompareAndSwap(0, 1) {
+		return
+	}
+	s.capacity.Store(math.Float64bits(s.capacityAt(now)))
+	s.next.Store(now + s.refresh)
+	s.refreshing.Store(0)
+}
+
+func (s *Shedder) capacityAt(now int64) float64 {
+	return s.p.capacity(func(current bool, f func(atomicwindow.Bucket)) { s.win.Each(now, current, f) })
+}
+
+// leave takes a settled call out of flight; a timed one moves the average.
+func (s *Shedder) leave(timed bool) {
+	s.flying.exit()
+	if !timed {
+		return
+	}
+	n := float64(s.flying.load())
+	for {
+		old := s.avg.Load()
+		avg := math.Float64frombits(old)*s.beta + n*(1-s.beta)
+		if s.avg.CompareAndSwap(old, math.Float64bits(avg)) {
+			return
+		}
+	}
+}
+
+// Pass settles a call that succeeded: it leaves flight and counts toward capacity.
+func (p *Promise) Pass() {
+	s := p.s
+	if s == nil {
+		return
+	}
+	p.s = nil
+	s.leave(p.timed)
+	if !p.timed {
+		s.win.Add(s.seen.Load(), fPasses, 1)
+		return
+	}
+	now := s.clock()
+	s.observe(now)
+	s.win.AddAll(now, atomicwindow.Bucket{fPasses: 1, fRTSum: max(now-p.start, 0), fRTCount: 1})
+}
+
+// Fail settles a call that failed: it leaves flight and says nothing about capacity.
+func (p *Promise) Fail() {
+	if s := p.s; s != nil {
+		p.s = nil
+		s.leave(p.timed)
+	}
+}
+
+// Snapshot is a shedder's state for dashboards.
+type Snapshot struct {
+	Flying   int64   // calls in flight
+	Average  float64 // the moving average of calls in flight
+	Capacity float64 // calls in flight the window shows the server can carry, before CPU scaling
+	CPU      int     // the latest CPU reading, thousandths (-1: unknown)
+	Hot      bool    // whether a call now would find the server hot
+	Refused  int64   // calls refused since New
+}
+
+// Snapshot folds the window afresh and reads the rest one field at a time. It does not start the
+// CPU sampler's goroutine if nothing else has.
+func (s *Shedder) Snapshot() Snapshot {
+	now := s.clock()
+	cpu := -1
+	if s.sampler == nil || s.sampler.state.Load() == 1 {
+		cpu = s.cpu()
+	}
+	hot := cpu >= s.p.CPU
+	if at := s.hotAt.Load(); !hot && s.dropped.Load() && at != math.MinInt64 && now-at < int64(s.p.Cool) {
+		hot = true
+	}
+	return Snapshot{
+		Flying:   s.flying.load(),
+		Average:  math.Float64frombits(s.avg.Load()),
+		Capacity: s.capacityAt(now),
+		CPU:      cpu,
+		Hot:      hot,
+		Refused:  s.refused.Load(),
+	}
+}
+
+// flight is the count of calls in flight kept per P: word 0 of a P's line is the admissions minus
+// the settles made on it (negative when calls settle on another P than they started on), word 1
+// counts admissions on it, which picks the calls to time. Each P writes only its own line.
+type flight struct {
+	words []int64
+	mask  int
+}
+
+func newFlight() flight {
+	n := stripe.Count()
+	return flight{words: make([]int64, (n+2)*stripe.Words)[stripe.Words : (n+1)*stripe.Words], mask: n - 1}
+}
+
+func (f *flight) line(p int) *[2]int64 {
+	return (*[2]int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), (p&f.mask)*stripe.CacheLine))
+}
+
+// enter counts an admission and returns this P's admissions so far.
+func (f *flight) enter() int64 {
+	w := f.line(stripe.Pin())
+	stripe.Add(&w[0], 1)
+	stripe.Add(&w[1], 1)
+	t := stripe.Load(&w[1])
+	stripe.Unpin()
+	return t
+}
+
+// exit counts a settle.
+func (f *flight) exit() {
+	stripe.Add(&f.line(stripe.Pin())[0], -1)
+	stripe.Unpin()
+}
+
+// load sums the Ps' counts: exact when no call is entering or leaving at the time.
+func (f *flight) load() int64 {
+	var n int64
+	for p := 0; p <= f.mask; p++ {
+		n += stripe.Load(&f.line(p)[0])
+	}
+	return n
+}
