@@ -20,7 +20,7 @@ fmt-check: ## fail if gofmt would change a file
 vet: ## the full go vet, not the subset go test runs
 	$(GO) vet $(PKGS)
 
-unit: ## go test -race -shuffle=on over every package, then the simulations (TestSim*) without -race
+unit: ## go test -race -shuffle=on over every package, then the long single-goroutine runs (TestSim*) without -race
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(GO) test -shuffle=on -count=1 -run '^TestSim' $(PKGS)
 

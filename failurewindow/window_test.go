@@ -1,0 +1,254 @@
+package failurewindow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const sec = int64(time.Second)
+
+func newWindow(t *testing.T, limit int, window time.Duration) *Window {
+	t.Helper()
+	w, err := New(limit, window, WithClock(func() int64 { return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, c := range []struct {
+		limit  int
+		window time.Duration
+		opts   []Option
+		want   string
+	}{
+		{0, time.Minute, nil, "limit = 0"},
+		{-1, time.Minute, nil, "limit = -1"},
+		{MaxStoredFailures + 1, time.Minute, nil, "MaxStoredFailures"},
+		{5, 0, nil, "window = 0s"},
+		{5, -time.Second, nil, "window = -1s"},
+		{5, time.Minute, []Option{WithClock(nil)}, "WithClock"},
+	} {
+		_, err := New(c.limit, c.window, c.opts...)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%d, %v): %v, want an error saying %q", c.limit, c.window, err, c.want)
+		}
+	}
+	if _, err := New(MaxStoredFailures, time.Nanosecond); err != nil {
+		t.Errorf("the largest limit is rejected: %v", err)
+	}
+}
+
+type step struct {
+	at     int64
+	record bool
+	ok     bool
+	retry  time.Duration
+}
+
+func trace(t *testing.T, w *Window, key string, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		if s.record {
+			w.RecordAt(key, s.at)
+			continue
+		}
+		ok, retry := w.AdmitAt(key, s.at)
+		if ok != s.ok || retry != s.retry {
+			t.Fatalf("step %d: AdmitAt(%q, %v) = %v, %v; want %v, %v", i, key, time.Duration(s.at), ok, retry, s.ok, s.retry)
+		}
+	}
+}
+
+// TestBoundary: a failure is in the window while less than the window has passed; exactly a
+// window later it is out. A refused key is told the wait until limit − 1 remain.
+func TestBoundary(t *testing.T) {
+	w := newWindow(t, 3, 10*time.Second)
+	trace(t, w, "10.0.0.1", []step{
+		{at: 0, ok: true},
+		{at: 0, record: true},
+		{at: 1 * sec, record: true},
+		{at: 2 * sec, ok: true}, // two failures: under the limit
+		{at: 2 * sec, record: true},
+		{at: 2 * sec, ok: false, retry: 8 * time.Second},
+		{at: 10*sec - 1, ok: false, retry: 1},
+		{at: 10 * sec, ok: true},     // the first failure is exactly a window old: out
+		{at: 10 * sec, record: true}, // three again: 1s, 2s, 10s
+		{at: 10 * sec, ok: false, retry: time.Second},
+		{at: 11 * sec, ok: true},
+		{at: 30 * sec, ok: true}, // all expired: like an absent key
+		{at: 30 * sec, record: true},
+		{at: 30 * sec, record: true},
+		{at: 30 * sec, record: true},
+		{at: 30 * sec, record: true}, // a fourth at the limit: the oldest gives its place
+		{at: 39 * sec, ok: false, retry: time.Second},
+		{at: 40 * sec, ok: true},
+	})
+	if s := w.Snapshot(); s.Stored != 3 || s.Keys != 1 {
+		t.Fatalf("snapshot %+v, want 3 stamps of one key", s)
+	}
+}
+
+// TestClockBackwards: the wait never exceeds the window nor goes negative, and a failure recorded
+// at an earlier instant is stamped at the key's newest.
+func TestClockBackwards(t *testing.T) {
+	w := newWindow(t, 2, 10*time.Second)
+	trace(t, w, "k", []step{
+		{at: 50 * sec, record: true},
+		{at: 20 * sec, record: true},                       // backwards: stamped at 50 s
+		{at: 20 * sec, ok: false, retry: 10 * time.Second}, // 50 + 10 − 20 = 40 s, held to the window
+		{at: 55 * sec, ok: false, retry: 5 * time.Second},
+		{at: 60 * sec, ok: true},                                           // both stamps at 50 s left together
+		{at: -time.Hour.Nanoseconds(), ok: false, retry: 10 * time.Second}, // stamps "in the future" are in the window; the wait is held to it
+	})
+}
+
+func TestEmptyAndLongKeys(t *testing.T) {
+	w := newWindow(t, 1, time.Minute)
+	w.RecordAt("", 0)
+	if ok, _ := w.AdmitAt("", 1); ok {
+		t.Fatal("the empty key is not counted")
+	}
+	long := strings.Repeat("x", 10*MaxKeyLen)
+	other := long[:len(long)-1] + "y"
+	w.RecordAt(long, 0)
+	if ok, retry := w.AdmitAt(long, sec); ok || retry != 59*time.Second {
+		t.Fatalf("a long key: %v %v", ok, retry)
+	}
+	if ok, _ := w.AdmitAt(other, sec); !ok {
+		t.Fatal("two long keys differing in the last byte collide")
+	}
+	if ok, _ := w.AdmitAt(long[:MaxKeyLen], sec); !ok {
+		t.Fatal("a long key's prefix is counted as the key")
+	}
+	if w.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", w.Len())
+	}
+}
+
+// TestKeysAreCopied: the stored key does not alias the caller's buffer.
+func TestKeysAreCopied(t *testing.T) {
+	w := newWindow(t, 1, time.Minute)
+	buf := []byte("192.0.2.7")
+	key := unsafeString(buf)
+	w.RecordAt(key, 0)
+	copy(buf, "000000000")
+	if ok, _ := w.AdmitAt("192.0.2.7", 0); ok {
+		t.Fatal("the stored key changed with the caller's buffer")
+	}
+}
+
+// TestOneKeyManyGoroutines: the count on one key is exact up to the limit.
+func TestOneKeyManyGoroutines(t *testing.T) {
+	w := newWindow(t, 1000, time.Minute)
+	var wg sync.WaitGroup
+	for g := 0; g < 50; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 19; i++ {
+				w.RecordAt("hot", 0)
+			}
+		}()
+	}
+	wg.Wait()
+	if s := w.Snapshot(); s.Stored != 950 {
+		t.Fatalf("stored %d, want exactly 950", s.Stored)
+	}
+	if ok, _ := w.AdmitAt("hot", 0); !ok {
+		t.Fatal("refused at 950 of 1000")
+	}
+	for g := 0; g < 50; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.RecordAt("hot", 0)
+			w.RecordAt("hot", 0)
+		}()
+	}
+	wg.Wait()
+	if s := w.Snapshot(); s.Stored != 1000 {
+		t.Fatalf("stored %d after passing the limit, want 1000", s.Stored)
+	}
+	if ok, retry := w.AdmitAt("hot", sec); ok || retry != 59*time.Second {
+		t.Fatalf("at the limit: %v %v", ok, retry)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	now := int64(0)
+	w, _ := New(2, 10*time.Second, WithClock(func() int64 { return now }))
+	for i := 0; i < 100; i++ {
+		w.Record(fmt.Sprint("a", i))
+	}
+	now = 10 * sec
+	w.Record("b") // a window since the last sweep: this record sweeps first
+	if s := w.Snapshot(); s.Keys != 1 || s.Stored != 1 {
+		t.Fatalf("after the sweep %+v, want only b", s)
+	}
+	now = 25 * sec
+	w.Sweep()
+	if w.Len() != 0 {
+		t.Fatalf("Len = %d after everything expired", w.Len())
+	}
+}
+
+// TestEvictionSparesKeysAtLimit: a full table evicts keys below the limit, never at it; when every
+// probed key is at the limit the failure is not counted, and says so.
+func TestEvictionSparesKeysAtLimit(t *testing.T) {
+	w := newWindow(t, 2, time.Hour)
+	w.max = 64
+	for i := 0; i < 32; i++ { // fills the table: 32 keys at the limit
+		w.RecordAt(fmt.Sprint("bad", i), 0)
+		w.RecordAt(fmt.Sprint("bad", i), 0)
+	}
+	w.RecordAt("newcomer", 0)
+	if s := w.Snapshot(); s.Uncounted != 1 || s.Evictions != 0 || s.Stored != 64 {
+		t.Fatalf("a table of keys at the limit: %+v, want the newcomer uncounted", s)
+	}
+	for i := 0; i < 32; i++ {
+		if ok, _ := w.AdmitAt(fmt.Sprint("bad", i), 0); ok {
+			t.Fatalf("bad%d forgotten", i)
+		}
+	}
+	w2 := newWindow(t, 2, time.Hour)
+	w2.max = 64
+	for i := 0; i < 10; i++ {
+		w2.RecordAt(fmt.Sprint("bad", i), 0)
+		w2.RecordAt(fmt.Sprint("bad", i), 0)
+	}
+	for i := 0; i < 1000; i++ {
+		w2.RecordAt(fmt.Sprint("fresh", i), 0)
+		if s := w2.Snapshot(); s.Stored > 64 {
+			t.Fatalf("stored %d over the bound", s.Stored)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		if ok, _ := w2.AdmitAt(fmt.Sprint("bad", i), 0); ok {
+			t.Fatalf("bad%d forgotten in a flood", i)
+		}
+	}
+	if s := w2.Snapshot(); s.Evictions < 900 {
+		t.Fatalf("snapshot %+v: want the fresh keys evicting each other", s)
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	w := newWindow(t, 3, time.Minute)
+	w.RecordAt("2001:db8:85a3:8d3:1319:8a2e:370:7348", 0)
+	long := strings.Repeat("k", 300)
+	w.RecordAt(long, 0)
+	for name, key := range map[string]string{"known": "2001:db8:85a3:8d3:1319:8a2e:370:7348", "unknown": "198.51.100.9", "long": long} {
+		if a := testing.AllocsPerRun(1000, func() { w.AdmitAt(key, sec) }); a != 0 {
+			t.Errorf("Admit of a %s key allocates %v", name, a)
+		}
+	}
+	if a := testing.AllocsPerRun(1000, func() { w.RecordAt("2001:db8:85a3:8d3:1319:8a2e:370:7348", sec) }); a != 0 {
+		t.Errorf("Record of a key at its limit allocates %v", a)
+	}
+}
