@@ -310,3 +310,29 @@ func (l *Limiter) Do(ctx context.Context, fn func(context.Context) error) error 
 	}
 	return err
 }
+
+// AsPermit returns the limiter as a rate.Permit (Acquire(now) bool, Release(now)), to chain it
+// with rate limits or partition it by key. Acquire takes a slot as Limiter.Acquire does, untimed;
+// Release frees one slot without a sample, like Lease.Ignore. Calls admitted this way teach the
+// rule nothing: settle real calls through Acquire and a Lease to let the limit move.
+func (l *Limiter) AsPermit() PermitAdapter { return PermitAdapter{l} }
+
+// PermitAdapter is a Limiter seen as a rate.Permit; see [Limiter.AsPermit].
+type PermitAdapter struct{ l *Limiter }
+
+// Acquire takes a slot if fewer than the limit are in flight; now is not read.
+func (p PermitAdapter) Acquire(int64) bool {
+	lease, ok := p.l.Acquire()
+	lease.l = nil // the slot is held; the lease is dropped unsettled on purpose
+	return ok
+}
+
+// Release frees one slot, never taking the in-flight count below zero.
+func (p PermitAdapter) Release(int64) {
+	for {
+		n := p.l.inFlight.Load()
+		if n <= 0 || p.l.inFlight.CompareAndSwap(n, n-1) {
+			return
+		}
+	}
+}

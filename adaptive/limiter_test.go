@@ -361,3 +361,17 @@ func stress(t *testing.T, rule Rule, bound int64) {
 	}
 	t.Logf("peak inside %d, limit %d, windows %d, refused %d", peak.Load(), l.Limit(), l.Snapshot().Windows, l.Snapshot().Refused)
 }
+
+func TestAsPermit(t *testing.T) {
+	l, _ := New(Fixed(2))
+	p := l.AsPermit()
+	if !p.Acquire(0) || !p.Acquire(0) || p.Acquire(0) {
+		t.Fatal("the permit does not hold Fixed(2)")
+	}
+	p.Release(0)
+	p.Release(0)
+	p.Release(0) // one too many: nothing goes negative
+	if l.InFlight() != 0 {
+		t.Fatalf("InFlight = %d", l.InFlight())
+	}
+}

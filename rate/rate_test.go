@@ -1,0 +1,435 @@
+package rate
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+const ms = int64(time.Millisecond)
+
+func TestBucketTrace(t *testing.T) {
+	b, err := NewBucket(10, 20, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if !b.Take(0, 1) {
+			t.Fatalf("take %d of a full bucket of 20 refused", i+1)
+		}
+	}
+	steps := []struct {
+		now  int64
+		n    float64
+		ok   bool
+		next time.Duration // Next(now, 1) after the take
+	}{
+		{0, 1, false, 100 * time.Millisecond},
+		{50 * ms, 1, false, 50 * time.Millisecond},
+		{100 * ms, 1, true, 100 * time.Millisecond}, // exactly one token at 100 ms
+		{150 * ms, -5, true, 50 * time.Millisecond}, // negative costs nothing
+		{150 * ms, math.NaN(), true, 50 * time.Millisecond},
+		{100 * ms, 1, false, 50 * time.Millisecond}, // backwards: adds nothing, takes nothing (0.5 held)
+		{2100 * ms, 20, true, 100 * time.Millisecond},
+		{2100 * ms, 21, false, 100 * time.Millisecond}, // more than the burst: never
+	}
+	for i, s := range steps {
+		if got := b.Take(s.now, s.n); got != s.ok {
+			t.Fatalf("step %d: Take(%v, %v) = %v, want %v (tokens %v)", i, time.Duration(s.now), s.n, got, s.ok, b.TokensAt(s.now))
+		}
+		if got := b.Next(s.now, 1); got != s.next {
+			t.Fatalf("step %d: Next = %v, want %v", i, got, s.next)
+		}
+	}
+	if got := b.Next(0, 21); got != Forever {
+		t.Fatalf("Next(21) over a burst of 20 = %v, want Forever", got)
+	}
+	b.Release(2100 * ms)
+	if got := b.TokensAt(2100 * ms); got != 1 {
+		t.Fatalf("after a release: %v tokens, want 1", got)
+	}
+}
+
+func TestBucketStep(t *testing.T) {
+	b, _ := NewBucket(10, 20, 0)
+	stored := b.Opening(0) // what a key that is not in the store starts as
+	g := b.Step(stored, 0, 1)
+	if !g.Granted || g.State.Tokens != 19 || g.Wait != 0 {
+		t.Fatalf("Step from the opening = %+v, want granted, 19 tokens", g)
+	}
+	g = b.Step(Tokens{Tokens: 0.5, Stamp: 0}, 0, 1)
+	if g.Granted || g.Wait != 50*time.Millisecond {
+		t.Fatalf("Step short of a token = %+v, want a 50ms wait", g)
+	}
+	for _, bad := range []Tokens{{Tokens: math.NaN()}, {Tokens: -3}, {Tokens: 1e9}, {Tokens: math.Inf(1)}} {
+		g := b.Step(bad, 0, 0)
+		if math.IsNaN(g.State.Tokens) || g.State.Tokens < 0 || g.State.Tokens > 20 {
+			t.Fatalf("Step from a corrupt state %+v gave %+v", bad, g.State)
+		}
+	}
+	for _, c := range []struct{ rate, burst float64 }{{-1, 1}, {math.NaN(), 1}, {math.Inf(1), 1}, {1, -1}, {1, math.NaN()}} {
+		if _, err := NewBucket(c.rate, c.burst, 0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("NewBucket(%v, %v): %v", c.rate, c.burst, err)
+		}
+	}
+	if b, _ := NewBucket(1, 0.2, 0); b.Burst() != 1 {
+		t.Errorf("burst 0.2 not raised to 1")
+	}
+	if b, _ := NewBucket(0, 2, 0); !b.Take(0, 2) || b.Take(time.Hour.Nanoseconds(), 1) || b.Next(0, 1) != Forever {
+		t.Errorf("a rate-0 bucket refilled")
+	}
+}
+
+func FuzzBucketStep(f *testing.F) {
+	f.Add(10.0, 20.0, 5.0, int64(0), int64(100), 1.0)
+	f.Add(0.0, 1.0, math.NaN(), int64(5), int64(-5), -1.0)
+	f.Fuzz(func(t *testing.T, rate, burst, tokens float64, stamp, now int64, n float64) {
+		b, err := NewBucket(math.Abs(rate), math.Abs(burst), 0)
+		if err != nil {
+			return
+		}
+		g := b.Step(Tokens{Tokens: tokens, Stamp: stamp}, now, n)
+		if s := g.State.Tokens; math.IsNaN(s) || s < 0 || s > b.Burst() {
+			t.Fatalf("tokens %v outside [0, %v]", s, b.Burst())
+		}
+		if g.Wait < 0 || (g.Granted && g.Wait != 0) {
+			t.Fatalf("wait %v (granted %v)", g.Wait, g.Granted)
+		}
+		if g.State.Stamp < stamp {
+			t.Fatalf("stamp went back from %d to %d", stamp, g.State.Stamp)
+		}
+	})
+}
+
+func TestSlidingTrace(t *testing.T) {
+	s, _ := NewSliding(3, time.Second)
+	for i, c := range []struct {
+		now  int64
+		ok   bool
+		left int
+		next time.Duration
+	}{
+		{0, true, 2, 0},
+		{100 * ms, true, 1, 0},
+		{200 * ms, true, 0, 800 * time.Millisecond},
+		{999 * ms, false, 0, time.Millisecond},
+		{1000 * ms, true, 0, 100 * time.Millisecond}, // the 0 ms event is exactly a window old: out
+		{500 * ms, false, 0, 600 * time.Millisecond}, // backwards
+		{5000 * ms, true, 2, 0},
+	} {
+		if got := s.Take(c.now); got != c.ok {
+			t.Fatalf("step %d: Take(%v) = %v", i, time.Duration(c.now), got)
+		}
+		if got := s.Left(c.now); got != c.left {
+			t.Fatalf("step %d: Left = %d, want %d", i, got, c.left)
+		}
+		if got := s.Next(c.now); got != c.next {
+			t.Fatalf("step %d: Next = %v, want %v", i, got, c.next)
+		}
+	}
+	s.Release(5000 * ms)
+	if s.Left(5000*ms) != 3 {
+		t.Fatal("Release did not take back the newest event")
+	}
+	if _, err := NewSliding(0, time.Second); !errors.Is(err, ErrInvalid) {
+		t.Error("quota 0 accepted")
+	}
+	if _, err := NewSliding(1, 0); !errors.Is(err, ErrInvalid) {
+		t.Error("window 0 accepted")
+	}
+}
+
+func TestPeriodTrace(t *testing.T) {
+	p, _ := NewPeriod(3, time.Second, false)
+	for i, c := range []struct {
+		now  int64
+		q    Quota
+		left int
+		next time.Duration
+	}{
+		{300 * ms, Under, 2, time.Second}, // opens at the first event
+		{400 * ms, Under, 1, 900 * time.Millisecond},
+		{500 * ms, Hit, 0, 800 * time.Millisecond},
+		{1299 * ms, Over, 0, time.Millisecond},
+		{1300 * ms, Under, 2, time.Second}, // exactly a period later: a new one
+		{100 * ms, Under, 1, time.Second},  // backwards: counted in the open period, Next held to it
+	} {
+		if got := p.Take(c.now); got != c.q {
+			t.Fatalf("step %d: Take(%v) = %v, want %v", i, time.Duration(c.now), got, c.q)
+		}
+		if got := p.Left(c.now); got != c.left {
+			t.Fatalf("step %d: Left = %d, want %d", i, got, c.left)
+		}
+		if got := p.Next(c.now); got != c.next {
+			t.Fatalf("step %d: Next = %v, want %v", i, got, c.next)
+		}
+	}
+	if p.Next(10*int64(time.Second)) != 0 {
+		t.Fatal("Next with no open period is not 0")
+	}
+	a, _ := NewPeriod(2, time.Second, true)
+	if a.Take(1700*ms) != Under || a.Next(1700*ms) != 300*time.Millisecond || a.Take(1999*ms) != Hit || a.Take(2000*ms) != Under {
+		t.Fatal("an aligned period does not reset on the multiple of the period")
+	}
+	if q, u := a.Step(a.Opening(0), -1); q != Under || u.Start != -int64(time.Second) {
+		t.Fatalf("an aligned period before 0 opens at %d", u.Start)
+	}
+	a.Release(2000 * ms)
+	if a.Left(2000*ms) != 2 {
+		t.Fatal("Release did not take back the event")
+	}
+}
+
+func FuzzPeriodStep(f *testing.F) {
+	f.Add(3, int64(time.Second), true, int64(5), 2, true, int64(7))
+	f.Fuzz(func(t *testing.T, quota int, period int64, align bool, start int64, count int, open bool, now int64) {
+		p, err := NewPeriod(quota%1000, time.Duration(period), align)
+		if err != nil {
+			return
+		}
+		q, u := p.Step(Usage{Start: start, Count: count, Open: open}, now)
+		if !u.Open || (q != Over && (u.Count < 1 || u.Count > p.Quota())) {
+			t.Fatalf("Step gave %v %+v", q, u)
+		}
+		if q == Hit && u.Count != p.Quota() {
+			t.Fatalf("Hit at count %d of %d", u.Count, p.Quota())
+		}
+	})
+}
+
+func TestGate(t *testing.T) {
+	g := NewGate(2)
+	if !g.Enter() || !g.Enter() || g.Enter() || g.Held() != 2 {
+		t.Fatal("a gate of 2")
+	}
+	g.Leave()
+	g.Leave()
+	g.Leave() // empty: nothing goes negative
+	if g.Held() != 0 || !g.Enter() {
+		t.Fatal("leave on an empty gate corrupted it")
+	}
+	var open Gate
+	for i := 0; i < 1000; i++ {
+		if !open.Enter() {
+			t.Fatal("the zero Gate has a ceiling")
+		}
+	}
+}
+
+func TestChained(t *testing.T) {
+	b, _ := NewBucket(0, 5, 0)
+	g := NewGate(1)
+	c := Chain(b, g)
+	if !c.Acquire(0) {
+		t.Fatal("refused with room in both")
+	}
+	if c.Acquire(0) {
+		t.Fatal("admitted past the gate")
+	}
+	if got := b.TokensAt(0); got != 4 {
+		t.Fatalf("the bucket kept the refused call's token: %v left, want 4", got)
+	}
+	c.Release(0)
+	if g.Held() != 0 || b.TokensAt(0) != 5 {
+		t.Fatal("Release did not give back both")
+	}
+}
+
+func TestPartitioned(t *testing.T) {
+	made := 0
+	p, err := NewPartitioned(3, func(string) *Bucket { made++; b, _ := NewBucket(0, 1, 0); return b })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		if !p.Acquire(k, 0) || p.Acquire(k, 0) {
+			t.Fatalf("key %s: a bucket of one", k)
+		}
+	}
+	p.Acquire("a", 0) // a is now the most recently used
+	if !p.Acquire("d", 0) || p.Len() != 3 {
+		t.Fatal("a fourth key not admitted, or the table grew past 3")
+	}
+	if !p.Acquire("b", 0) { // b was the least recently used: dropped, made fresh
+		t.Fatal("the least recently used key was not dropped")
+	}
+	if p.Acquire("a", 0) {
+		t.Fatal("a recently used key was dropped")
+	}
+	if made != 5 {
+		t.Fatalf("%d limiters made, want 5", made)
+	}
+	if a := testing.AllocsPerRun(1000, func() { p.Acquire("a", 0) }); a != 0 {
+		t.Fatalf("a known key allocates %v", a)
+	}
+	if _, err := NewPartitioned[*Bucket](0, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatal("a nil constructor accepted")
+	}
+	big, _ := NewPartitioned(0, func(string) *Gate { return NewGate(1) })
+	if n := len(big.shards); n < 2 || DefaultPartitions/n < 64 {
+		t.Fatalf("%d shards for the default size", n)
+	}
+}
+
+// TestLimitersRun is the seeds' "limiters" run: a burst of forty calls every two seconds,
+// straddling the second boundary, through a bucket, a sliding window and a period of twenty a
+// second: 21, 20 and 40 pass per burst.
+func TestLimitersRun(t *testing.T) {
+	got := limitersRun(4)
+	for i, row := range got {
+		if row != [3]int{21, 20, 40} {
+			t.Fatalf("burst %d: bucket/sliding/period passed %v, want [21 20 40]", i, row)
+		}
+	}
+}
+
+func limitersRun(bursts int) [][3]int {
+	bucket, _ := NewBucket(20, 20, 0)
+	sliding, _ := NewSliding(20, time.Second)
+	period, _ := NewPeriod(20, time.Second, true)
+	var out [][3]int
+	for b := 0; b < bursts; b++ {
+		var row [3]int
+		for i := 0; i < 40; i++ {
+			now := int64(b)*2*int64(time.Second) + 970*ms + int64(i)*1500*int64(time.Microsecond)
+			if bucket.Take(now, 1) {
+				row[0]++
+			}
+			if sliding.Take(now) {
+				row[1]++
+			}
+			if period.Take(now) != Over {
+				row[2]++
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// TestSimNoOverAdmission: 1024 goroutines against each concurrent limiter, a shared clock moving
+// 1 µs a read. Admitted never passes what the limit allows over the clock's span (x/time/rate
+// over-admits 1.2-8× here, golang/go#71360).
+func TestSimNoOverAdmission(t *testing.T) {
+	if stripe.Race {
+		t.Skip("a million calls: run without -race (make test does)")
+	}
+	const goroutines, calls = 1024, 1000
+	var tick atomic.Int64
+	clock := func() int64 { return tick.Add(1000) }
+	run := func(allow func() bool) int64 {
+		var admitted atomic.Int64
+		var start, done sync.WaitGroup
+		start.Add(1)
+		for g := 0; g < goroutines; g++ {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				start.Wait()
+				for i := 0; i < calls; i++ {
+					if allow() {
+						admitted.Add(1)
+					}
+				}
+			}()
+		}
+		start.Done()
+		done.Wait()
+		return admitted.Load()
+	}
+	tick.Store(0)
+	b, _ := NewBucketLimiter(1000, 50, WithClock(clock))
+	got := run(b.Allow)
+	span := float64(tick.Load()) / 1e9
+	if limit := 50 + 1000*span; float64(got) > limit+1 {
+		t.Errorf("bucket admitted %d over %.3fs, more than %.0f", got, span, limit)
+	}
+	t.Logf("bucket: %d admitted over %.3f s of clock (at most %.0f)", got, span, 50+1000*span)
+
+	tick.Store(0)
+	s, _ := NewSlidingLimiter(100, 100*time.Millisecond, WithClock(clock))
+	got = run(s.Allow)
+	span = float64(tick.Load()) / 1e9
+	if windows := math.Ceil(span / 0.1); float64(got) > 100*windows {
+		t.Errorf("sliding admitted %d over %.3fs, more than %.0f", got, span, 100*windows)
+	}
+	t.Logf("sliding: %d admitted over %.3f s of clock", got, span)
+
+	tick.Store(0)
+	p, _ := NewPeriodLimiter(100, 100*time.Millisecond, true, WithClock(clock))
+	got = run(func() bool { return p.Take() != Over })
+	span = float64(tick.Load()) / 1e9
+	if periods := math.Ceil(span/0.1) + 1; float64(got) > 100*periods {
+		t.Errorf("period admitted %d over %.3fs, more than %.0f", got, span, 100*periods)
+	}
+	t.Logf("period: %d admitted over %.3f s of clock", got, span)
+}
+
+func TestBucketLimiter(t *testing.T) {
+	now := int64(0)
+	b, err := NewBucketLimiter(10, 2, WithClock(func() int64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Allow() || !b.Allow() || b.Allow() {
+		t.Fatal("a burst of 2")
+	}
+	if ok, wait := b.TakeAt(0, 1); ok || wait != 100*time.Millisecond {
+		t.Fatalf("TakeAt = %v %v, want a 100ms wait", ok, wait)
+	}
+	now = 100 * ms
+	if !b.Allow() || b.Allow() {
+		t.Fatal("one token per 100 ms")
+	}
+	if ok, wait := b.TakeAt(now, 3); ok || wait != Forever {
+		t.Fatal("more than the burst")
+	}
+	b.Release(now)
+	if got := b.TokensAt(now); got != 1 {
+		t.Fatalf("after a release %v tokens", got)
+	}
+	b.Release(now)
+	b.Release(now)
+	if got := b.TokensAt(now); got != 2 {
+		t.Fatalf("release past the burst: %v tokens", got)
+	}
+	if _, err := NewBucketLimiter(0, 1); !errors.Is(err, ErrInvalid) {
+		t.Fatal("rate 0 accepted by the GCRA bucket")
+	}
+	if a := testing.AllocsPerRun(1000, func() { b.Allow() }); a != 0 {
+		t.Fatalf("Allow allocates %v", a)
+	}
+}
+
+func TestPeriodAndSlidingLimiters(t *testing.T) {
+	now := int64(0)
+	clk := WithClock(func() int64 { return now })
+	p, _ := NewPeriodLimiter(2, time.Second, false, clk)
+	if p.Take() != Under || p.Take() != Hit || p.Take() != Over || p.Left(now) != 0 {
+		t.Fatal("period limiter of 2")
+	}
+	p.Release(now)
+	if p.Left(now) != 1 || !p.Acquire(now) {
+		t.Fatal("release")
+	}
+	now = int64(time.Second)
+	if p.Left(now) != 2 || p.Take() != Under {
+		t.Fatal("a new period")
+	}
+	s, _ := NewSlidingLimiter(1, time.Second, clk)
+	if !s.Allow() || s.Allow() || s.Next(now) != time.Second || s.Left(now) != 0 {
+		t.Fatal("sliding limiter of 1")
+	}
+	s.Release(now)
+	if s.Left(now) != 1 {
+		t.Fatal("release")
+	}
+	if a := testing.AllocsPerRun(1000, func() { p.Take(); s.Allow() }); a != 0 {
+		t.Fatalf("allocates %v", a)
+	}
+}

@@ -1,0 +1,178 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/wardgo/ward/internal/draw"
+)
+
+// Jitter is how much randomness goes into a delay. A retry with no jitter makes every client that
+// failed together try again together, which is how one outage becomes a second one.
+//
+// Full, Equal and Decorrelated are the strategies of AWS's "Exponential Backoff and Jitter";
+// Spread is the randomisation factor of Google's client libraries and the one gRPC retries with.
+// A Jitter is a plain value: the four named ones are constants, and Spread(f) for f in [0, 1].
+type Jitter float64
+
+const (
+	// Rigid is the ceiling unchanged: reproducible, and it synchronises clients.
+	Rigid Jitter = -1
+	// Full is uniform over [0, ceiling]: the one that spreads clients furthest.
+	Full Jitter = -2
+	// Equal is half the ceiling plus uniform over [0, ceiling/2]: keeps a floor under the wait.
+	Equal Jitter = -3
+	// Decorrelated is uniform over [base, previous × 3], at most the cap: it grows from where the
+	// last delay landed rather than from the attempt number.
+	Decorrelated Jitter = -4
+)
+
+// Spread returns the jitter uniform over [ceiling × (1 − f), ceiling × (1 + f)], f held to
+// [0, 1] (NaN counts as 0): the wait can pass the cap by f. gRPC's A6 draws random(0.8, 1.2):
+// Spread(0.2).
+func Spread(f float64) Jitter {
+	if !(f > 0) {
+		return 0
+	}
+	return Jitter(min(f, 1))
+}
+
+func (j Jitter) String() string {
+	switch j {
+	case Rigid:
+		return "Rigid"
+	case Full:
+		return "Full"
+	case Equal:
+		return "Equal"
+	case Decorrelated:
+		return "Decorrelated"
+	}
+	return fmt.Sprintf("Spread(%g)", float64(j))
+}
+
+// Backoff says when to try again, and how long to wait first.
+type Backoff struct {
+	Base     time.Duration // the first ceiling; 100 ms (gRPC A6 initialBackoff)
+	Factor   float64       // each retry's ceiling over the last, >= 1; 2 (gRPC A6 backoffMultiplier)
+	Cap      time.Duration // the largest ceiling, >= Base; 1 s (gRPC A6 maxBackoff)
+	Attempts int           // calls in all, the first included, >= 1; 3 (the AWS SDKs' standard mode)
+	Jitter   Jitter        // Spread(0.2) (gRPC A6's random(0.8, 1.2), as grpc-go and grpc-java draw it)
+}
+
+// DefaultBackoff returns the preset: three attempts, 100 ms doubling to a 1 s ceiling, spread by a
+// fifth either way.
+func DefaultBackoff() Backoff {
+	return Backoff{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second, Attempts: 3, Jitter: Spread(0.2)}
+}
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("retry: invalid backoff")
+
+// Validate reports the first field out of range, by name.
+func (b Backoff) Validate() error {
+	switch {
+	case b.Base <= 0:
+		return fmt.Errorf("%w: Base = %v, want > 0", ErrInvalid, b.Base)
+	case !(b.Factor >= 1) || math.IsInf(b.Factor, 0):
+		return fmt.Errorf("%w: Factor = %v, want finite and >= 1", ErrInvalid, b.Factor)
+	case b.Cap < b.Base:
+		return fmt.Errorf("%w: Cap = %v, want >= Base (%v)", ErrInvalid, b.Cap, b.Base)
+	case b.Attempts < 1:
+		return fmt.Errorf("%w: Attempts = %d, want >= 1", ErrInvalid, b.Attempts)
+	case b.Jitter != Rigid && b.Jitter != Full && b.Jitter != Equal && b.Jitter != Decorrelated &&
+		!(b.Jitter >= 0 && b.Jitter <= 1):
+		return fmt.Errorf("%w: Jitter = %v, want Rigid, Full, Equal, Decorrelated or Spread(f)", ErrInvalid, float64(b.Jitter))
+	}
+	return nil
+}
+
+// Ceiling returns the undelayed ceiling before the retry-th retry, the first retry being 1:
+// min(Base × Factor^(retry−1), Cap). A retry under 1 counts as 1. This is what a jitter-free
+// client sleeps and what every other strategy draws within.
+func (b Backoff) Ceiling(retry int) time.Duration {
+	retry = max(retry, 1)
+	c := float64(b.Base) * math.Pow(b.Factor, float64(retry-1))
+	if c >= float64(b.Cap) || math.IsInf(c, 0) || math.IsNaN(c) {
+		return b.Cap
+	}
+	return time.Duration(c)
+}
+
+// Delay returns how long to wait before the retry-th retry. roll is a draw from [0, 1) the caller
+// makes (outside it, NaN included, it is held into it); the same roll gives the same delay.
+// previous is what the last delay turned out to be, which only Decorrelated reads (under Base it
+// counts as Base).
+func (b Backoff) Delay(retry int, roll float64, previous time.Duration) time.Duration {
+	roll = draw.Clean(roll)
+	c := float64(b.Ceiling(retry))
+	var d float64
+	switch b.Jitter {
+	case Rigid:
+		d = c
+	case Full:
+		d = roll * c
+	case Equal:
+		d = c/2 + roll*c/2
+	case Decorrelated:
+		p := float64(max(previous, b.Base))
+		d = min(float64(b.Base)+roll*(3*p-float64(b.Base)), float64(b.Cap))
+	default:
+		f := float64(b.Jitter)
+		d = c * (1 - f + 2*f*roll)
+	}
+	return time.Duration(d)
+}
+
+// More reports whether a call that has made `made` attempts may make another; the first attempt
+// is 1, so a policy of three attempts allows two retries.
+func (b Backoff) More(made int) bool { return made < b.Attempts }
+
+// Schedule returns every delay a run of retries would wait, for a test or a log line explaining a
+// plan. rolls supplies the draws, one per retry; when it runs short the rest use 0, the low end of
+// the jitter.
+func (b Backoff) Schedule(rolls []float64) []time.Duration {
+	out := make([]time.Duration, 0, max(b.Attempts-1, 0))
+	prev := b.Base
+	for r := 1; b.More(r); r++ {
+		var roll float64
+		if r-1 < len(rolls) {
+			roll = rolls[r-1]
+		}
+		prev = b.Delay(r, roll, prev)
+		out = append(out, prev)
+	}
+	return out
+}
+
+// Deadline is a time budget measured from the instant it started. A budget of zero or less never
+// expires: that is how go-zero, gRPC and most servers spell "no timeout", and a configuration that
+// leaves the timeout unset should not time everything out at once.
+type Deadline struct {
+	Start  int64         // nanoseconds from the caller's monotonic origin
+	Budget time.Duration // zero or less: none
+}
+
+// NewDeadline returns a deadline of budget starting at now.
+func NewDeadline(budget time.Duration, now int64) Deadline {
+	return Deadline{Start: now, Budget: budget}
+}
+
+// Expired reports whether the budget is spent at now.
+func (d Deadline) Expired(now int64) bool {
+	r, ok := d.Remaining(now)
+	return ok && r == 0
+}
+
+// Remaining returns what is left of the budget at now: never negative, never more than the budget
+// even if the clock went backwards. ok is false when there is no budget, which has no finite
+// remainder.
+func (d Deadline) Remaining(now int64) (left time.Duration, ok bool) {
+	if d.Budget <= 0 {
+		return 0, false
+	}
+	elapsed := max(now-d.Start, 0)
+	return time.Duration(max(int64(d.Budget)-elapsed, 0)), true
+}

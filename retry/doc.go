@@ -1,0 +1,20 @@
+// Package retry says when to try again and how long a budget has left: a [Backoff] with the five
+// jitters (Rigid, Full, Equal, Decorrelated, Spread), a [Deadline], and [Do], a context-aware retry
+// loop that honours a Retry-After-style hint.
+//
+// Backoff and Deadline are pure: the draws and the clock are arguments, so a retry schedule is a
+// plain function of its inputs, testable and printable ([Backoff.Schedule]). Do reads a clock only
+// through its sleep, which tests replace ([WithSleep]) so that nothing ever waits.
+//
+// The preset ([DefaultBackoff]) is gRPC's proposal A6 (100 ms doubling to 1 s, spread by a fifth
+// either way, as grpc-go and grpc-java draw it) with the AWS SDKs' standard three attempts.
+//
+// # Decisions the issue left open
+//
+//   - Jitter is a float64-backed value: the four named strategies are negative constants, and
+//     Spread(f) is f itself, held to [0, 1]. Spread(0) is the same delay as Rigid.
+//   - Decorrelated delays are held to the cap (AWS's formula: min(cap, random(base, prev × 3))).
+//   - Do retries every error but the context's own unless told otherwise ([WithRetryIf]); a hint
+//     replaces the delay for that wait, and the context still bounds it.
+//   - A roll outside [0, 1) (NaN included) is held into it, NaN counting as 0.
+package retry
