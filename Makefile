@@ -7,12 +7,12 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit bench fuzz cover lint test-arm64 demo bench-compare
+.PHONY: help test vet fmt-check unit bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-test: fmt-check vet unit ## gofmt check, full go vet, race tests with shuffle (what CI runs)
+test: fmt-check vet unit bench-quick ## gofmt check, full go vet, race tests with shuffle, the bench suite's quick mode (what CI runs)
 
 fmt-check: ## fail if gofmt would change a file
 	@out=$$(gofmt -l . | grep -v '^bench/results/' || true); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -24,8 +24,29 @@ unit: ## go test -race -shuffle=on over every package, then the long single-goro
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(GO) test -shuffle=on -count=1 -run '^TestSim' $(PKGS)
 
-bench: ## the package benchmarks, -count $(COUNT) at -cpu $(CPUS)
+bench-pkg: ## the packages' own benchmarks, -count $(COUNT) at -cpu $(CPUS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -cpu $(CPUS) $(PKGS)
+
+bench-quick: ## the comparison suite in quick mode: every scenario checked, a few iterations each, no timing
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -bench . -benchtime 20x -cpu 1,2 . > /dev/null
+
+SUITE_TIME ?= 200ms
+RESULT     := results/$(shell go env GOOS)-$(shell go env GOARCH)-$(shell (grep -m1 'model name' /proc/cpuinfo 2>/dev/null || echo unknown) | sed 's/.*: //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
+
+bench: ## the comparison suite against the anchors: -count $(COUNT) -cpu $(CPUS), raw file + benchstat table in bench/results, README table regenerated
+	@mkdir -p bench/results
+	cd bench && { \
+	  echo "command: make bench COUNT=$(COUNT) CPUS=$(CPUS) SUITE_TIME=$(SUITE_TIME)"; \
+	  echo "go: $$($(GO) env GOVERSION)"; \
+	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ)"; \
+	  echo "cores: $$(nproc)"; \
+	  $(GO) test -run '^$$' -bench . -benchmem -benchtime $(SUITE_TIME) -count $(COUNT) -cpu $(CPUS) -timeout 3h . ; \
+	} | tee $(RESULT).tmp && mv $(RESULT).tmp $(RESULT).txt
+	cd bench && $(GO) tool benchstat -col /impl $(RESULT).txt > $(RESULT)-benchstat.txt
+	$(MAKE) bench-report
+
+bench-report: ## regenerate the README's performance table from bench/results
+	cd bench && $(GO) run ./cmd/report -results results -readme ../README.md
 
 fuzz: ## every fuzz target of every package for $(FUZZTIME) each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \

@@ -1,0 +1,43 @@
+module github.com/wardgo/ward/bench
+
+go 1.26.0
+
+replace github.com/wardgo/ward => ../
+
+tool golang.org/x/perf/cmd/benchstat
+
+require (
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/go-kratos/aegis v0.2.0
+	github.com/platinummonkey/go-concurrency-limits v0.8.0
+	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/wardgo/ward v0.0.0-00010101000000-000000000000
+	github.com/zeromicro/go-zero v1.10.3
+	go.uber.org/ratelimit v0.3.1
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	golang.org/x/time v0.14.0
+)
+
+require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	github.com/benbjohnson/clock v1.3.0 // indirect
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/fatih/color v1.18.0 // indirect
+	github.com/go-ole/go-ole v1.2.6 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/lufia/plan9stats v0.0.0-20230110061619-bbe2e5e100de // indirect
+	github.com/mattn/go-colorable v0.1.13 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/power-devops/perfstat v0.0.0-20221212215047-62379fc7944b // indirect
+	github.com/shirou/gopsutil/v3 v3.23.2 // indirect
+	github.com/spaolacci/murmur3 v1.1.0 // indirect
+	github.com/tklauser/go-sysconf v0.3.11 // indirect
+	github.com/tklauser/numcpus v0.6.0 // indirect
+	github.com/yusufpapurcu/wmi v1.2.2 // indirect
+	go.opentelemetry.io/otel v1.40.0 // indirect
+	go.opentelemetry.io/otel/trace v1.40.0 // indirect
+	go.uber.org/automaxprocs v1.6.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)
