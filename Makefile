@@ -7,12 +7,18 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo
+.PHONY: help test vet fmt-check unit bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 test: fmt-check vet unit bench-quick ## gofmt check, full go vet, race tests with shuffle, the bench suite's quick mode (what CI runs)
+
+demo: ## the overload simulator: every rule, breaker and shedder through simulated overloads, as tables
+	$(GO) run ./cmd/wardsim
+
+demo-netflix: ## the same tables with the Netflix-style Go port's algorithms beside ward's (bench module)
+	cd bench && $(GO) run ./cmd/wardsim-netflix
 
 fmt-check: ## fail if gofmt would change a file
 	@out=$$(gofmt -l . | grep -v '^bench/results/' || true); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

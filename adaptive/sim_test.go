@@ -5,21 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/racetest"
 )
 
 // A closed loop of clients against a backend whose response time is base while at most capacity
 // calls are in flight and grows in proportion beyond (base × inflight / capacity), simulated in
 // event time with the limiter's clock injected.
-
-// skipUnderRace skips a long single-goroutine simulation in a -race build, where it would take
-// ten times as long and has nothing to find; `make test` runs the TestSim tests again without -race.
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if stripe.Race {
-		t.Skip("single-goroutine simulation: run without -race (make test does)")
-	}
-}
 
 type event struct {
 	at     int64
@@ -122,7 +113,7 @@ func simulate(t *testing.T, l *Limiter, clk *manual, clients int, base time.Dura
 // phase's level at 0.8 a window (156 at the end here, against 99 in the first phase; phases of
 // 120 s end at 173, over 2C: see the package doc).
 func TestSimGradientFindsCapacity(t *testing.T) {
-	skipUnderRace(t)
+	racetest.Skip(t)
 	clk := &manual{}
 	rule, _ := NewGradient(DefaultGradient())
 	// every call timed: which calls a sampled limiter times depends on the P a goroutine runs on,
@@ -146,7 +137,7 @@ func TestSimGradientFindsCapacity(t *testing.T) {
 // TestSimAIMDBacksOffOnDrops: calls slower than 1.5 × base time out (drops). AIMD multiplies the limit
 // by its backoff on every window with a drop, and climbs back one a window when drops stop.
 func TestSimAIMDBacksOffOnDrops(t *testing.T) {
-	skipUnderRace(t)
+	racetest.Skip(t)
 	clk := &manual{}
 	p := DefaultAIMD()
 	p.Min = 1

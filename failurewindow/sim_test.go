@@ -8,21 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/racetest"
 )
-
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if stripe.Race {
-		t.Skip("a million records: run without -race (make test does)")
-	}
-}
 
 // TestSimFlood: 200 keys at the limit, then a million distinct keys recording a failure each
 // from several goroutines. All 200 are still refused with the exact wait, and the stored total
 // never exceeds the bound.
 func TestSimFlood(t *testing.T) {
-	skipUnderRace(t)
+	racetest.Skip(t)
 	const limit, bad, flood, goroutines = 5, 200, 1_000_000, 8
 	window := 15 * time.Minute
 	var now atomic.Int64
@@ -68,7 +61,7 @@ func TestSimFlood(t *testing.T) {
 // TestSimMemory fills a table to the bound with 39-character IPv6 keys, one failure each, and
 // reports the heap per stored failure. seeds/002 measured about 170 B.
 func TestSimMemory(t *testing.T) {
-	skipUnderRace(t)
+	racetest.Skip(t)
 	keys := make([]string, MaxStoredFailures)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("2001:0db8:85a3:%04x:%04x:8a2e:0370:7334", i>>16, i&0xffff)

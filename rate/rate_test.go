@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/racetest"
 )
 
 const ms = int64(time.Millisecond)
@@ -316,9 +316,7 @@ func limitersRun(bursts int) [][3]int {
 // 1 µs a read. Admitted never passes what the limit allows over the clock's span (x/time/rate
 // over-admits 1.2-8× here, golang/go#71360).
 func TestSimNoOverAdmission(t *testing.T) {
-	if stripe.Race {
-		t.Skip("a million calls: run without -race (make test does)")
-	}
+	racetest.Skip(t)
 	const goroutines, calls = 1024, 1000
 	var tick atomic.Int64
 	clock := func() int64 { return tick.Add(1000) }
