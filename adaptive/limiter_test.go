@@ -365,7 +365,8 @@ func stress(t *testing.T, rule Rule, bound int64) {
 func TestAsPermit(t *testing.T) {
 	l, _ := New(Fixed(2))
 	p := l.AsPermit()
-	if !p.Acquire(0) || !p.Acquire(0) || p.Acquire(0) {
+	first, second, third := p.Acquire(0), p.Acquire(0), p.Acquire(0)
+	if !first || !second || third {
 		t.Fatal("the permit does not hold Fixed(2)")
 	}
 	p.Release(0)

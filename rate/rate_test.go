@@ -204,7 +204,8 @@ func FuzzPeriodStep(f *testing.F) {
 
 func TestGate(t *testing.T) {
 	g := NewGate(2)
-	if !g.Enter() || !g.Enter() || g.Enter() || g.Held() != 2 {
+	first, second, third := g.Enter(), g.Enter(), g.Enter()
+	if !first || !second || third || g.Held() != 2 {
 		t.Fatal("a gate of 2")
 	}
 	g.Leave()
@@ -374,7 +375,8 @@ func TestBucketLimiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.Allow() || !b.Allow() || b.Allow() {
+	first, second, third := b.Allow(), b.Allow(), b.Allow()
+	if !first || !second || third {
 		t.Fatal("a burst of 2")
 	}
 	if ok, wait := b.TakeAt(0, 1); ok || wait != 100*time.Millisecond {

@@ -152,7 +152,7 @@ func TestDo(t *testing.T) {
 
 	slept, calls = nil, 0
 	err = Do(ctx, DefaultBackoff(), func(context.Context) error { calls++; return hinted{3 * time.Second} }, WithSleep(sleep))
-	if fmt.Sprint(slept) != "[3s 3s]" {
+	if fmt.Sprint(slept) != "[3s 3s]" || !errors.As(err, new(hinted)) {
 		t.Fatalf("the Retry-After hint was not honoured: slept %v", slept)
 	}
 
