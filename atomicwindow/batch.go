@@ -75,7 +75,7 @@ func (b *Batch) Add(v Bucket) {
 		}
 		atomic.StoreInt64(&s[0], g)
 	}
-	for k := 0; k < b.fields; k++ {
+	for k := 0; k < b.fields && k < MaxFields; k++ { // the second test lets the compiler drop bounds checks while pinned
 		if b.kinds[k] == Sum {
 			stripe.Add(&s[1+k], v[k])
 		} else if v[k] > stripe.Load(&s[1+k]) {

@@ -9,7 +9,8 @@ import (
 	"github.com/wardgo/ward/internal/stripe"
 )
 
-// MaxFields is the most counters a bucket of a [Striped] or a [Batch] carries.
+// MaxFields is the most counters a bucket of a [Striped] or a [Batch] carries. A power of two: a
+// write masks its counter index with MaxFields−1 so no bounds check can fail while pinned.
 const MaxFields = 4
 
 // Bucket is one bucket's counters as a reader sees them, summed (or maxed) over the stripes.
@@ -107,7 +108,7 @@ func (w *Striped) Add(now int64, i int, v int64) {
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
-	stripe.Add(&b[1+i], v)
+	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
 	stripe.Unpin()
 }
 
@@ -123,8 +124,8 @@ func (w *Striped) Add2(now int64, i int, v int64, j int, u int64) {
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
-	stripe.Add(&b[1+i], v)
-	stripe.Add(&b[1+j], u)
+	stripe.Add(&b[1+i&(MaxFields-1)], v)
+	stripe.Add(&b[1+j&(MaxFields-1)], u)
 	stripe.Unpin()
 }
 

@@ -26,11 +26,16 @@ func (c *Counter) Add(d int64) int64 {
 	return v
 }
 
-// Inc adds one to the calling P's copy: a refusal's count, as cheap as a count gets.
+// Inc adds one to the calling P's copy: a refusal's count, as cheap as a count gets. It is not
+// inlined (Pin and Unpin are calls); a caller on the hottest path writes the three lines itself,
+// with [Counter.Word].
 func (c *Counter) Inc() {
 	Add(c.word(Pin()), 1)
 	Unpin()
 }
+
+// Word returns P p's copy, p as Pin returned it: for a caller that pins and adds itself.
+func (c *Counter) Word(p int) *int64 { return c.word(p) }
 
 // word returns P p's copy. p is masked, so the address is inside words by construction and is
 // computed without a bounds check: nothing between Pin and Unpin may panic.
