@@ -72,9 +72,10 @@ $(BIN)/staticcheck: tools/go.mod tools/go.sum
 lint: $(BIN)/staticcheck ## staticcheck, pinned in tools/go.mod
 	$(BIN)/staticcheck $(PKGS)
 
-test-arm64: ## the tests cross-compiled for arm64, run under qemu-user-static (installed if missing)
+test-arm64: ## the tests (the bench suite's too) cross-compiled for arm64, run under qemu-user-static (installed if missing)
 	@command -v qemu-aarch64-static >/dev/null || { \
 	  echo "installing qemu-user-static"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq qemu-user-static; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq qemu-user-static; fi; }
 	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static $(PKGS)
+	cd bench && GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./...
