@@ -36,7 +36,9 @@ func (n *netflixAdmitter) Limit() int { return n.lim.EstimatedLimit() }
 //     queue 4, smoothing 0.2, long window 600) and a 100 µs sample threshold;
 //   - netflix-go-gradient2-default: the same with the port's default threshold of 1e8 ns, which
 //     is 100 ms, not the 100 µs its doc says: at a 50 ms service time it discards every sample;
-//   - netflix-go-aimd: AIMD with the port's defaults (initial 10, backoff 0.9).
+//   - netflix-go-aimd: AIMD with the port's defaults (initial 10, backoff 0.9). It never moves:
+//     the port's WindowedLimit closes a window only when a sample's in-flight count exceeds its
+//     windowSize (10), where the Java original counts samples, so a limit of 10 never sees a window.
 func NetflixRules() []struct {
 	Name string
 	New  func() sim.Admitter

@@ -35,15 +35,19 @@ func msec(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/1e6)
 // WriteLimiterTable prints one scenario's table: a row per rule and phase.
 func WriteLimiterTable(w io.Writer, sc Scenario, runs map[string]Run, order []string) {
 	fmt.Fprintf(w, "\n%s: %s\n", sc.Name, sc.About)
-	fmt.Fprintf(w, "%-14s %5s %4s %8s %7s %7s %8s %8s %7s %6s\n", "rule", "phase", "C", "goodput", "p50", "p99", "p99 late", "refused", "settle", "limit")
+	width := 14
+	for _, name := range order {
+		width = max(width, len(name))
+	}
+	fmt.Fprintf(w, "%-*s %5s %4s %8s %7s %7s %8s %8s %7s %6s\n", width, "rule", "phase", "C", "goodput", "p50", "p99", "p99 late", "refused", "settle", "limit")
 	for _, name := range order {
 		run, ok := runs[name]
 		if !ok {
 			continue
 		}
 		for i, p := range run.Phases {
-			fmt.Fprintf(w, "%-14s %5d %4d %7.0f%% %7s %7s %8s %7.0f%% %7s %6d\n",
-				name, i+1, p.Capacity, 100*p.Goodput, msec(p.P50), msec(p.P99), msec(p.P99Late), 100*p.Refused, secs(p.Settle), p.Limit)
+			fmt.Fprintf(w, "%-*s %5d %4d %7.0f%% %7s %7s %8s %7.0f%% %7s %6d\n",
+				width, name, i+1, p.Capacity, 100*p.Goodput, msec(p.P50), msec(p.P99), msec(p.P99Late), 100*p.Refused, secs(p.Settle), p.Limit)
 		}
 	}
 }
