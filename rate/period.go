@@ -87,8 +87,10 @@ func (p *Period) open(now int64) int64 {
 }
 
 // Step answers one event at now against state u and returns where the quota stands and the state
-// to write back; for a caller sharing the counter through a compare-and-set store.
+// to write back; for a caller sharing the counter through a compare-and-set store. A corrupt
+// state (a negative count) is read as an empty period; a count over the quota reads as spent.
 func (p *Period) Step(u Usage, now int64) (Quota, Usage) {
+	u.Count = max(u.Count, 0) // a state from a store is held to a count that can exist
 	u = p.current(u, now)
 	if !u.Open {
 		u = Usage{Start: p.open(now), Open: true}

@@ -199,3 +199,22 @@ func TestDoRealSleep(t *testing.T) {
 		t.Fatalf("sleepCtx on an ended context: %v", err)
 	}
 }
+
+// FuzzDelay: any retry number, draw and previous delay give a delay within the jitter's range:
+// never negative, never over the cap (over it by at most the spread for Spread).
+func FuzzDelay(f *testing.F) {
+	f.Add(3, 0.5, int64(250*ms), uint8(0))
+	f.Add(-7, math.NaN(), int64(-1), uint8(4))
+	f.Fuzz(func(t *testing.T, retry int, roll float64, previous int64, kind uint8) {
+		b := DefaultBackoff()
+		b.Jitter = []Jitter{Rigid, Full, Equal, Decorrelated, Spread(0.2), Spread(1)}[int(kind)%6]
+		d := b.Delay(retry, roll, time.Duration(previous))
+		limit := b.Cap
+		if b.Jitter >= 0 {
+			limit = time.Duration(float64(b.Cap) * (1 + float64(b.Jitter)))
+		}
+		if d < 0 || d > limit {
+			t.Fatalf("%v Delay(%d, %v, %v) = %v, outside [0, %v]", b.Jitter, retry, roll, time.Duration(previous), d, limit)
+		}
+	})
+}
