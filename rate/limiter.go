@@ -50,6 +50,8 @@ type BucketLimiter struct {
 	every float64 // nanoseconds per token
 	tau   float64 // burst × every: how far ahead of now the TAT may run
 	burst float64
+	one   int64 // every, rounded: one token's emission interval
+	tauNs int64 // tau, rounded down: the bound a grant is checked against
 	clock func() int64
 }
 
@@ -65,12 +67,28 @@ func NewBucketLimiter(rate, burst float64, opts ...Option) (*BucketLimiter, erro
 	o := apply(opts)
 	b := &BucketLimiter{every: 1e9 / rate, burst: max(burst, 1), clock: o.clock}
 	b.tau = b.burst * b.every
+	b.one = int64(math.Round(b.every))
+	b.tauNs = int64(b.tau)
 	b.tat.Store(o.clock())
 	return b, nil
 }
 
 // Allow takes one token now.
-func (b *BucketLimiter) Allow() bool { ok, _ := b.TakeAt(b.clock(), 1); return ok }
+func (b *BucketLimiter) Allow() bool { return b.take(b.clock(), b.one) }
+
+// take moves the TAT by inc if the bucket holds it at now: the whole of a call, in integers.
+func (b *BucketLimiter) take(now, inc int64) bool {
+	for {
+		tat := b.tat.Load()
+		next := max(tat, now) + inc
+		if next-now > b.tauNs {
+			return false
+		}
+		if b.tat.CompareAndSwap(tat, next) {
+			return true
+		}
+	}
+}
 
 // TakeAt takes n tokens at now (negative or NaN n costs nothing) if they are there; if not, wait
 // is how long until they would be ([Forever] for more than the burst).
@@ -80,16 +98,11 @@ func (b *BucketLimiter) TakeAt(now int64, n float64) (ok bool, wait time.Duratio
 		return false, Forever
 	}
 	inc := int64(math.Round(n * b.every))
-	for {
-		tat := b.tat.Load()
-		next := max(tat, now) + inc
-		if over := float64(next-now) - b.tau; over > 0 {
-			return false, time.Duration(math.Ceil(over))
-		}
-		if b.tat.CompareAndSwap(tat, next) {
-			return true, 0
-		}
+	if b.take(now, inc) {
+		return true, 0
 	}
+	over := max(b.tat.Load(), now) + inc - now - b.tauNs
+	return false, time.Duration(max(over, 1))
 }
 
 // TokensAt returns how many tokens the bucket holds at now.
@@ -99,17 +112,16 @@ func (b *BucketLimiter) TokensAt(now int64) float64 {
 }
 
 // Acquire takes one token at now: the [Permit] method.
-func (b *BucketLimiter) Acquire(now int64) bool { ok, _ := b.TakeAt(now, 1); return ok }
+func (b *BucketLimiter) Acquire(now int64) bool { return b.take(now, b.one) }
 
 // Release gives one token back, never past the burst.
 func (b *BucketLimiter) Release(now int64) {
-	inc := int64(math.Round(b.every))
 	for {
 		tat := b.tat.Load()
 		if tat <= now {
 			return // full
 		}
-		if b.tat.CompareAndSwap(tat, max(tat-inc, now)) {
+		if b.tat.CompareAndSwap(tat, max(tat-b.one, now)) {
 			return
 		}
 	}
