@@ -37,7 +37,7 @@ bench-quick: ## the comparison suite in quick mode: every scenario checked, a fe
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -bench . -benchtime 20x -cpu 1,2 . > /dev/null
 
 SUITE_TIME ?= 200ms
-RESULT     := results/$(shell go env GOOS)-$(shell go env GOARCH)-$(shell (grep -m1 'model name' /proc/cpuinfo 2>/dev/null || echo unknown) | sed 's/.*: //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
+RESULT     := results/$(shell go env GOOS)-$(shell go env GOARCH)-$(shell ((grep -m1 'model name' /proc/cpuinfo || lscpu | grep -m1 'Model name') 2>/dev/null || echo unknown) | sed 's/.*: *//' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 
 bench: ## the comparison suite against the anchors: -count $(COUNT) -cpu $(CPUS), raw file + benchstat table in bench/results, README table regenerated
 	@mkdir -p bench/results
