@@ -204,6 +204,9 @@ func TestLimiterMatchesRule(t *testing.T) {
 // TestSampledTiming: with the default sampling, one admitted call in DefaultSampleEvery is timed
 // (per P), and untimed drops still mark the window.
 func TestSampledTiming(t *testing.T) {
+	// One P, so the per-P tick that picks the timed calls is one counter: a goroutine moving
+	// between Ps would otherwise change which calls are timed.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	clk := &manual{}
 	rec := &recorder{limit: 1000}
 	l, _ := New(rec, WithClock(clk.read), WithWindow(time.Second, 1))
@@ -214,7 +217,7 @@ func TestSampledTiming(t *testing.T) {
 		clk.advance(10 * ms)
 		lease.Pass()
 	}
-	// single goroutine, so one P: exactly 1 in 8 timed, each timed call two reads
+	// one P: exactly 1 in 8 timed, each timed call two reads
 	if reads != 2*8 {
 		t.Fatalf("%d clock reads for %d calls, want %d", reads, 8*DefaultSampleEvery, 2*8)
 	}
