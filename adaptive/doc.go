@@ -36,7 +36,9 @@
 //     normal: latency that stays high for hundreds of windows becomes the average and the limit
 //     grows again from there (in this package's simulated run, a backend that queued at 40 for
 //     100 s left the limit 156 at the end of the next 100 s at C = 80, against 99 in the first
-//     phase; with 120 s phases it reached 173, over 2C). It does not read drops.
+//     phase; with 120 s phases it reached 173, over 2C). It does not read drops. A backend that
+//     merely gets slower looks to it like queueing: in wardsim's spike scenario (service time ×3
+//     for 30 s) it fell to its minimum of 20 and took 76 s to climb back, where Vegas took 7 s.
 //   - [AIMDRule]: ignores latency; one up per window while half the limit is used, ×0.9 on a window
 //     with a drop. Use it when latency is too noisy to mean anything, or when the overload signal
 //     is a timeout or a full bulkhead further in.
