@@ -52,7 +52,7 @@ type Breaker struct {
 	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits); hot
 	scaled atomic.Uint64 // cached drop ratio after it
 	next   atomic.Int64  // when the cache is due a refresh
-	seen   atomic.Int64  // the latest clock reading a settle made
+	seen   clock.Coarse  // the latest clock reading a settle made
 	_      [stripe.CacheLine - 32]byte
 
 	lastPass   atomic.Int64 // the last call let through while the ratio was positive
@@ -125,7 +125,7 @@ func New(opts ...Option) (*Breaker, error) {
 	}
 	width := int64(c.policy.Window) / int64(c.policy.Buckets)
 	if !c.set {
-		c.refresh = time.Duration(max(width/4, 1))
+		c.refresh = clock.Refresh(width)
 	}
 	now := c.clock()
 	b := &Breaker{
@@ -134,7 +134,7 @@ func New(opts ...Option) (*Breaker, error) {
 		clock:   c.clock,
 		roll:    draw.Func(c.roll),
 		every:   int64(c.refresh),
-		gran:    max(min(int64(time.Millisecond), width/4), 1),
+		gran:    clock.Granularity(width),
 		refused: stripe.NewCounter(),
 	}
 	b.seen.Store(now)
@@ -173,9 +173,7 @@ func (b *Breaker) record(field int) {
 	if b.every == 0 {
 		return
 	}
-	if now-b.seen.Load() >= b.gran {
-		b.seen.Store(now)
-	}
+	b.seen.Observe(now, b.gran)
 	if now >= b.next.Load() {
 		b.refresh(now)
 	}
@@ -229,9 +227,7 @@ func (b *Breaker) throttled(now int64) (Promise, error) {
 	if b.roll() < math.Float64frombits(b.scaled.Load()) {
 		b.win.Add(now, fDrop, 1)
 		if b.refused.Add(1)&63 == 0 && b.every != 0 {
-			if t := b.clock(); t-b.seen.Load() >= b.gran {
-				b.seen.Store(t)
-			}
+			b.seen.Observe(b.clock(), b.gran)
 		}
 		return Promise{}, ErrUnavailable
 	}

@@ -48,7 +48,7 @@ type Shedder struct {
 
 	capacity   atomic.Uint64 // cached, float64 bits
 	next       atomic.Int64  // when the cache is due a refresh
-	seen       atomic.Int64  // the latest clock reading
+	seen       clock.Coarse  // the latest clock reading
 	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; math.MinInt64: never
 	dropped    atomic.Bool   // refused since last found cool
 	refreshing atomic.Int32
@@ -146,7 +146,7 @@ func New(opts ...Option) (*Shedder, error) {
 	}
 	width := int64(c.policy.Window) / int64(c.policy.Buckets)
 	if !c.set {
-		c.refresh = time.Duration(max(width/4, 1))
+		c.refresh = clock.Refresh(width)
 	}
 	now := c.clock()
 	s := &Shedder{
@@ -156,7 +156,7 @@ func New(opts ...Option) (*Shedder, error) {
 		cpu:     c.cpu,
 		every:   int64(c.every),
 		refresh: int64(c.refresh),
-		gran:    max(min(int64(time.Millisecond), width/4), 1),
+		gran:    clock.Granularity(width),
 		beta:    math.Pow(c.policy.Beta, float64(c.every)),
 		flying:  newFlight(),
 		refused: stripe.NewCounter(),
@@ -193,13 +193,6 @@ func (s *Shedder) now() int64 {
 		return s.clock()
 	}
 	return s.seen.Load()
-}
-
-// observe stores a clock reading as the latest, if it moved on enough to be worth a store.
-func (s *Shedder) observe(now int64) {
-	if now-s.seen.Load() >= s.gran {
-		s.seen.Store(now)
-	}
 }
 
 // hot applies the hot rule at now.
@@ -244,7 +237,7 @@ func (s *Shedder) Allow() (Promise, error) {
 		return Promise{s: s, start: now, timed: true}, nil
 	}
 	start := s.clock()
-	s.observe(start)
+	s.seen.Observe(start, s.gran)
 	return Promise{s: s, start: start, timed: true}, nil
 }
 
@@ -291,7 +284,7 @@ func (p *Promise) Pass() {
 		return
 	}
 	now := s.clock()
-	s.observe(now)
+	s.seen.Observe(now, s.gran)
 	s.win.AddAll(now, atomicwindow.Bucket{fPasses: 1, fRTSum: max(now-p.start, 0), fRTCount: 1})
 }
 

@@ -55,3 +55,23 @@ func BenchmarkNow(b *testing.B) {
 		_ = s
 	})
 }
+
+func TestCoarse(t *testing.T) {
+	var c Coarse
+	c.Store(100)
+	c.Observe(105, 10) // under the granularity: not stored
+	if c.Load() != 100 {
+		t.Fatalf("Load = %d, want 100", c.Load())
+	}
+	c.Observe(110, 10)
+	c.Observe(50, 10) // backwards: never stored
+	if c.Load() != 110 {
+		t.Fatalf("Load = %d, want 110", c.Load())
+	}
+	if Granularity(int64(time.Second)) != int64(time.Millisecond) || Granularity(2) != 1 || Granularity(400) != 100 {
+		t.Fatal("Granularity")
+	}
+	if Refresh(int64(250*time.Millisecond)) != 62500*time.Microsecond || Refresh(1) != 1 {
+		t.Fatal("Refresh")
+	}
+}
