@@ -1,0 +1,76 @@
+package rate
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The hot paths of this package, one call each. Run with several -cpu values; the concurrent
+// limiters use RunParallel, the pure cores a plain loop.
+
+func benchClock() func() int64 {
+	var now atomic.Int64
+	return func() int64 { return now.Add(1) }
+}
+
+func BenchmarkBucketLimiter(b *testing.B) {
+	for _, c := range []struct {
+		name        string
+		rate, burst float64
+	}{{"path=admit", 1e9, 1}, {"path=refuse", 1e-3, 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			l, _ := NewBucketLimiter(c.rate, c.burst, WithClock(benchClock()))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					l.Allow()
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkSlidingLimiter(b *testing.B) {
+	l, _ := NewSlidingLimiter(1000, time.Microsecond, WithClock(benchClock()))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Allow()
+		}
+	})
+}
+
+func BenchmarkPeriodLimiter(b *testing.B) {
+	l, _ := NewPeriodLimiter(1000, time.Microsecond, true, WithClock(benchClock()))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Take()
+		}
+	})
+}
+
+func BenchmarkBucket(b *testing.B) {
+	bk, _ := NewBucket(1e6, 10, 0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		bk.Take(int64(i), 1)
+	}
+}
+
+func BenchmarkSliding(b *testing.B) {
+	s, _ := NewSliding(1000, time.Microsecond)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.Take(int64(i))
+	}
+}
+
+func BenchmarkPeriod(b *testing.B) {
+	p, _ := NewPeriod(1000, time.Microsecond, true)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Take(int64(i))
+	}
+}
