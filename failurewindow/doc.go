@@ -33,6 +33,7 @@
 //     doubled since the last sweep or a window has passed since it; [Window.Sweep] runs one on
 //     demand. An eviction probe also drops the expired stamps of the key it looks at.
 //   - Memory at the bound, measured by TestSimMemory (39-character IPv6 keys, one failure each,
-//     Go 1.26, amd64): about 101 B per stored failure, 25 MiB for a full table, against the
-//     spec's 170 B.
+//     Go 1.26, amd64): about 165 B per stored failure, 41 MiB for a full table, against the
+//     spec's 170 B. The figure counts the table's own copy of every key; the caller's strings
+//     are not in it.
 package failurewindow
