@@ -90,53 +90,76 @@ func (b Backoff) Validate() error {
 }
 
 // Ceiling returns the undelayed ceiling before the retry-th retry, the first retry being 1:
-// min(Base × Factor^(retry−1), Cap). A retry under 1 counts as 1. This is what a jitter-free
-// client sleeps and what every other strategy draws within.
+// min(Base × Factor^(retry−1), Cap). A retry under 1 counts as 1; a huge one gives Cap. This is
+// what a jitter-free client sleeps and what every other strategy draws within.
 func (b Backoff) Ceiling(retry int) time.Duration {
 	retry = max(retry, 1)
-	c := float64(b.Base) * math.Pow(b.Factor, float64(retry-1))
-	if c >= float64(b.Cap) || math.IsInf(c, 0) || math.IsNaN(c) {
-		return b.Cap
+	return b.held(float64(b.Base) * math.Pow(b.Factor, float64(retry-1)))
+}
+
+// held converts nanoseconds to a Duration within [0, Cap] (NaN counts as 0, +Inf as Cap). The
+// comparison is made on the Duration, not the float64: float64(Cap) rounds, and near the largest
+// Duration it rounds past it.
+func (b Backoff) held(ns float64) time.Duration {
+	return min(saturate(ns), b.Cap)
+}
+
+// saturate converts nanoseconds to a Duration, holding it within [0, the largest Duration]; NaN
+// counts as 0. A plain conversion of a float64 at or over 2⁶³ gives the most negative Duration on
+// amd64, a wait that a sleep takes as none at all.
+func saturate(ns float64) time.Duration {
+	switch {
+	case !(ns > 0):
+		return 0
+	case ns >= math.MaxInt64: // float64(MaxInt64) is 2⁶³, one past it
+		return math.MaxInt64
 	}
-	return time.Duration(c)
+	return time.Duration(ns)
 }
 
 // Delay returns how long to wait before the retry-th retry. roll is a draw from [0, 1) the caller
 // makes (outside it, NaN included, it is held into it); the same roll gives the same delay.
 // previous is what the last delay turned out to be, which only Decorrelated reads (under Base it
 // counts as Base).
+//
+// The delay is never negative and never over Cap, for any retry number and any Cap up to the
+// largest Duration (which reads as "no cap"); Spread(f) alone may pass Cap, by at most Cap × f,
+// and never passes the largest Duration.
 func (b Backoff) Delay(retry int, roll float64, previous time.Duration) time.Duration {
 	roll = draw.Clean(roll)
-	c := float64(b.Ceiling(retry))
-	var d float64
+	ceiling := b.Ceiling(retry)
+	c := float64(ceiling)
 	switch b.Jitter {
 	case Rigid:
-		d = c
+		return ceiling
 	case Full:
-		d = roll * c
+		return b.held(roll * c)
 	case Equal:
-		d = c/2 + roll*c/2
+		return b.held(c/2 + roll*c/2)
 	case Decorrelated:
 		p := float64(max(previous, b.Base))
-		d = min(float64(b.Base)+roll*(3*p-float64(b.Base)), float64(b.Cap))
-	default:
-		f := float64(b.Jitter)
-		d = c * (1 - f + 2*f*roll)
+		return b.held(float64(b.Base) + roll*(3*p-float64(b.Base)))
 	}
-	return time.Duration(d)
+	f := float64(b.Jitter)
+	return min(saturate(c*(1-f+2*f*roll)), b.Cap+min(saturate(float64(b.Cap)*f), math.MaxInt64-b.Cap))
 }
 
 // More reports whether a call that has made `made` attempts may make another; the first attempt
 // is 1, so a policy of three attempts allows two retries.
 func (b Backoff) More(made int) bool { return made < b.Attempts }
 
+// MaxScheduled is the most delays [Backoff.Schedule] lists: a policy of more attempts (one that
+// retries until its context ends, Attempts = math.MaxInt) is listed up to there.
+const MaxScheduled = 1 << 10
+
 // Schedule returns every delay a run of retries would wait, for a test or a log line explaining a
-// plan. rolls supplies the draws, one per retry; when it runs short the rest use 0, the low end of
-// the jitter.
+// plan: Attempts − 1 delays, at most [MaxScheduled]. rolls supplies the draws, one per retry; when
+// it runs short the rest use 0, the low end of the jitter.
 func (b Backoff) Schedule(rolls []float64) []time.Duration {
-	out := make([]time.Duration, 0, max(b.Attempts-1, 0))
+	n := min(max(b.Attempts-1, 0), MaxScheduled)
+	out := make([]time.Duration, 0, n)
 	prev := b.Base
-	for r := 1; b.More(r); r++ {
+	for r := 1; r <= n; r++ {
 		var roll float64
 		if r-1 < len(rolls) {
 			roll = rolls[r-1]

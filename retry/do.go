@@ -8,8 +8,18 @@ import (
 	"github.com/wardgo/ward/internal/draw"
 )
 
-// Hinted is an error that says how long to wait before the next try, as a Retry-After header
-// does. Do waits that long instead of its own delay (never longer than the context allows).
+// Hinted is an error that says how long to wait before the next try, as a server's pushback
+// (gRPC's grpc-retry-pushback-ms) or a Retry-After header does. [Do] reads it as gRPC's proposal
+// A6 reads a pushback:
+//
+//   - a negative RetryAfter means "do not retry": Do returns the error at once. A caller that
+//     parses a pushback maps an unparseable value to a negative one, as A6 asks;
+//   - zero means "retry now": Do tries again without waiting;
+//   - a positive RetryAfter is waited exactly, instead of the backoff's delay (never longer than the
+//     context allows).
+//
+// A hint resets the backoff: the next wait that has no hint is the first retry's again. An error
+// that does not implement Hinted (anywhere in its chain, as errors.As finds it) has no hint.
 type Hinted interface {
 	error
 	RetryAfter() time.Duration
@@ -62,10 +72,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // Do calls fn until it succeeds, the backoff has no attempts left, fn's error is not retryable, or
-// ctx ends. Between tries it waits the backoff's delay, or the error's RetryAfter hint when it
-// carries one ([Hinted]). It returns nil on success, else the last error fn returned (joined with
-// ctx's error if the context ended while waiting). An invalid backoff is returned as an error
-// without calling fn.
+// ctx ends. Between tries it waits the backoff's delay, or what the error's hint says ([Hinted]:
+// a negative hint stops the retries, zero retries at once). It returns nil on success, else the
+// last error fn returned (joined with ctx's error if the context ended while waiting). An invalid
+// backoff is returned as an error without calling fn.
 func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...Option) error {
 	if err := b.Validate(); err != nil {
 		return err
@@ -77,6 +87,7 @@ func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...
 		o(&c)
 	}
 	prev := b.Base
+	retries := 0 // retries since the start or the last hint: what the backoff's delay counts
 	for made := 1; ; made++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -88,11 +99,16 @@ func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...
 		if !b.More(made) || !c.retryIf(err) {
 			return err
 		}
-		wait := b.Delay(made, c.roll(), prev)
-		prev = wait
-		var h Hinted
-		if errors.As(err, &h) && h.RetryAfter() > 0 {
-			wait = h.RetryAfter()
+		var wait time.Duration
+		if h := Hinted(nil); errors.As(err, &h) {
+			if wait = h.RetryAfter(); wait < 0 {
+				return err
+			}
+			retries, prev = 0, b.Base
+		} else {
+			retries++
+			wait = b.Delay(retries, c.roll(), prev)
+			prev = wait
 		}
 		if serr := c.sleep(ctx, wait); serr != nil {
 			return errors.Join(err, serr)

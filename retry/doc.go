@@ -1,6 +1,6 @@
 // Package retry says when to try again and how long a budget has left: a [Backoff] with the five
 // jitters (Rigid, Full, Equal, Decorrelated, Spread), a [Deadline], and [Do], a context-aware retry
-// loop that honours a Retry-After-style hint.
+// loop that honours a server's pushback or Retry-After hint.
 //
 // Backoff and Deadline are pure: the draws and the clock are arguments, so a retry schedule is a
 // plain function of its inputs, testable and printable ([Backoff.Schedule]). Do reads a clock only
@@ -9,12 +9,20 @@
 // The preset ([DefaultBackoff]) is gRPC's proposal A6 (100 ms doubling to 1 s, spread by a fifth
 // either way, as grpc-go and grpc-java draw it) with the AWS SDKs' standard three attempts.
 //
-// # Decisions the issue left open
+// # Behaviour at the edges
 //
 //   - Jitter is a float64-backed value: the four named strategies are negative constants, and
 //     Spread(f) is f itself, held to [0, 1]. Spread(0) is the same delay as Rigid.
 //   - Decorrelated delays are held to the cap (AWS's formula: min(cap, random(base, prev × 3))).
-//   - Do retries every error but the context's own unless told otherwise ([WithRetryIf]); a hint
-//     replaces the delay for that wait, and the context still bounds it.
+//   - Do retries every error but the context's own unless told otherwise ([WithRetryIf]).
+//   - A hint ([Hinted]) is read as gRPC A6 reads a server pushback: negative means do not retry
+//     (Do returns the error), zero means retry at once, positive is waited exactly instead of the
+//     backoff's delay (the context still bounds it); and a hint resets the backoff, so the next
+//     unhinted wait is the first retry's again.
+//   - A Cap of the largest Duration reads as "no cap": delays grow until they reach it and never
+//     wrap. Every delay is within [0, Cap] for any retry number (Spread(f) may pass Cap by
+//     Cap × f, up to the largest Duration).
+//   - Schedule lists at most [MaxScheduled] delays, so a policy that retries until its context
+//     ends (Attempts = math.MaxInt) still has a printable plan.
 //   - A roll outside [0, 1) (NaN included) is held into it, NaN counting as 0.
 package retry

@@ -200,21 +200,40 @@ func TestDoRealSleep(t *testing.T) {
 	}
 }
 
-// FuzzDelay: any retry number, draw and previous delay give a delay within the jitter's range:
-// never negative, never over the cap (over it by at most the spread for Spread).
+// FuzzDelay: any policy that validates (Base, Cap, Factor, Jitter and Attempts at their extremes
+// included: 0, negative, NaN, ±Inf, the largest Duration) and any retry number, draw and previous
+// delay give a delay within the jitter's range: never negative, never over the cap (over it by at
+// most Cap × f for Spread(f)); Schedule lists at most MaxScheduled delays, each the same.
 func FuzzDelay(f *testing.F) {
-	f.Add(3, 0.5, int64(250*ms), uint8(0))
-	f.Add(-7, math.NaN(), int64(-1), uint8(4))
-	f.Fuzz(func(t *testing.T, retry int, roll float64, previous int64, kind uint8) {
-		b := DefaultBackoff()
-		b.Jitter = []Jitter{Rigid, Full, Equal, Decorrelated, Spread(0.2), Spread(1)}[int(kind)%6]
-		d := b.Delay(retry, roll, time.Duration(previous))
-		limit := b.Cap
-		if b.Jitter >= 0 {
-			limit = time.Duration(float64(b.Cap) * (1 + float64(b.Jitter)))
+	f.Add(int64(100*ms), int64(time.Second), 2.0, float64(Spread(0.2)), 3, 3, 0.5, int64(250*ms))
+	f.Add(int64(100*ms), int64(time.Second), 2.0, float64(Decorrelated), 3, -7, math.NaN(), int64(-1))
+	f.Add(int64(100*ms), int64(math.MaxInt64), 2.0, float64(Rigid), math.MaxInt, 64, 0.0, int64(0))
+	f.Add(int64(1), int64(math.MaxInt64), math.MaxFloat64, 1.0, math.MaxInt, math.MaxInt, 0.999, int64(math.MaxInt64))
+	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), 1.0, float64(Full), 2, 1, math.Inf(1), int64(math.MinInt64))
+	f.Add(int64(0), int64(-1), math.Inf(1), math.NaN(), 0, 0, math.Inf(-1), int64(0))
+	f.Fuzz(func(t *testing.T, base, cp int64, factor, jitter float64, attempts, retry int, roll float64, previous int64) {
+		b := Backoff{Base: time.Duration(base), Factor: factor, Cap: time.Duration(cp), Attempts: attempts, Jitter: Jitter(jitter)}
+		if err := b.Validate(); err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%+v: Validate = %v, not ErrInvalid", b, err)
+			}
+			return
 		}
-		if d < 0 || d > limit {
-			t.Fatalf("%v Delay(%d, %v, %v) = %v, outside [0, %v]", b.Jitter, retry, roll, time.Duration(previous), d, limit)
+		limit := delayLimit(b)
+		if d := b.Delay(retry, roll, time.Duration(previous)); d < 0 || d > limit {
+			t.Fatalf("%+v: Delay(%d, %v, %v) = %v, outside [0, %v]", b, retry, roll, time.Duration(previous), d, limit)
+		}
+		if c := b.Ceiling(retry); c < 0 || c > b.Cap {
+			t.Fatalf("%+v: Ceiling(%d) = %v, outside [0, %v]", b, retry, c, b.Cap)
+		}
+		s := b.Schedule([]float64{roll, roll})
+		if len(s) != min(attempts-1, MaxScheduled) {
+			t.Fatalf("%+v: Schedule lists %d delays", b, len(s))
+		}
+		for i, d := range s {
+			if d < 0 || d > limit {
+				t.Fatalf("%+v: Schedule[%d] = %v, outside [0, %v]", b, i, d, limit)
+			}
 		}
 	})
 }
