@@ -49,7 +49,7 @@ const (
 // What a concurrent reader may observe: a sample being written while a window is folded may be
 // lost (never counted twice, never invented); Limit, InFlight and Snapshot are atomic loads and
 // may be one window stale. A Limiter is safe for concurrent use and must not be copied after first
-// use. The zero value is not usable: build one with [New].
+// use. The zero value is not usable: build one with [New]; Acquire on a zero Limiter panics.
 type Limiter struct {
 	_ stripe.NoCopy
 	_ [stripe.CacheLine]byte
@@ -156,10 +156,10 @@ func New(rule Rule, opts ...Option) (*Limiter, error) {
 		minSamples: int64(c.minSamples),
 		dropOn:     c.dropOn,
 		samples:    atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Sum, atomicwindow.Max, atomicwindow.Max),
-		ticks:      stripe.NewCounter(),
-		refused:    stripe.NewCounter(),
 		rule:       rule,
 	}
+	l.ticks.Init()
+	l.refused.Init()
 	l.limit.Store(int64(max(rule.Limit(), 1)))
 	l.end.Store(l.clock() + l.window)
 	return l, nil
@@ -182,8 +182,10 @@ func (l *Limiter) Acquire() (Lease, bool) {
 	for {
 		n := l.inFlight.Load()
 		if n >= l.limit.Load() {
-			stripe.Add(l.refused.Word(stripe.Pin()), 1) // refused.Inc, inlined: this is the refusal's whole cost
-			stripe.Unpin()
+			if l.samples == nil { // the zero Limiter: its limit is 0
+				panic("adaptive: Limiter used without New")
+			}
+			l.refused.Inc()
 			return Lease{}, false
 		}
 		if l.inFlight.CompareAndSwap(n, n+1) {

@@ -2,6 +2,7 @@ package atomicwindow
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/stripe"
 )
@@ -33,16 +34,14 @@ type Batch struct {
 	_ [stripe.CacheLine]byte
 
 	gen    atomic.Int64 // the generation writes go into; hot: read by every write
-	kinds  [MaxFields]Kind
 	fields int
-	smask  int
-	words  []int64 // stripes × batchStride: tag, then the counters
+	rows   stripe.Table // one row per P: the generation tag, then the counters
+	kinds  [MaxFields]Kind
 	_      [batchPad]byte
 }
 
 const (
-	batchStride = (1 + MaxFields + stripe.Words - 1) / stripe.Words * stripe.Words
-	batchHeader = 8 + 8 + 2*8 + 24
+	batchHeader = 8 + unsafe.Sizeof(int(0)) + unsafe.Sizeof(stripe.Table{}) + MaxFields
 	batchPad    = (stripe.CacheLine - batchHeader%stripe.CacheLine) % stripe.CacheLine
 )
 
@@ -54,9 +53,7 @@ func NewBatch(kinds ...Kind) *Batch {
 	}
 	b := &Batch{fields: min(len(kinds), MaxFields)}
 	copy(b.kinds[:], kinds)
-	n := stripe.Count()
-	b.smask = n - 1
-	b.words = make([]int64, n*batchStride+2*stripe.Words)[stripe.Words : stripe.Words+n*batchStride]
+	b.rows.Init(1 + MaxFields)
 	return b
 }
 
@@ -65,10 +62,14 @@ func (b *Batch) Fields() int { return b.fields }
 
 // Add combines v (one value per counter; the ones past Fields are ignored) into the current
 // generation.
+//
+// A Batch not made by [NewBatch] panics here, before anything is pinned.
 func (b *Batch) Add(v Bucket) {
+	if b.fields == 0 {
+		panic("atomicwindow: Batch used without NewBatch")
+	}
 	g := b.gen.Load()
-	p := stripe.Pin()
-	s := b.words[(p&b.smask)*batchStride:][:1+MaxFields]
+	s := (*[1 + MaxFields]int64)(b.rows.Pin())
 	if stripe.Load(&s[0]) != g {
 		for k := 1; k <= MaxFields; k++ {
 			stripe.Store(&s[k], 0)
@@ -95,8 +96,8 @@ func (b *Batch) Fold() Bucket { return b.fold(b.gen.Add(1) - 1) }
 
 func (b *Batch) fold(g int64) Bucket {
 	var out Bucket
-	for s := 0; s <= b.smask; s++ {
-		w := b.words[s*batchStride:][:1+MaxFields]
+	for row := range b.rows.All() {
+		w := (*[1 + MaxFields]int64)(row)
 		if atomic.LoadInt64(&w[0]) != g {
 			continue
 		}

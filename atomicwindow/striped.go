@@ -1,6 +1,7 @@
 package atomicwindow
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -39,16 +40,14 @@ type Striped struct {
 	size   int64        // buckets in the window
 	mask   int64        // ring length - 1 (ring: size rounded up to a power of two)
 	fields int          // counters per bucket
-	smask  int          // stripes - 1
-	stride int          // words per stripe, a whole number of cache lines
-	words  []int64      // stripes × stride; a stripe is ring × (1 tag + fields) words
+	rows   stripe.Table // one row per P: the ring, each bucket a tag and then its counters
 	_      [headerPad]byte
 }
 
-// header is the size of Striped's fields from head to words; headerPad rounds it up to whole cache
-// lines so the next object in memory never shares the line the hot path reads.
+// header is the size of Striped's fields from head to rows; headerPad rounds it up to whole cache
+// lines so the next object in memory never shares the lines the hot path reads.
 const (
-	header    = 8*8 + 24
+	header    = 5*8 + unsafe.Sizeof(int(0)) + unsafe.Sizeof(stripe.Table{})
 	headerPad = (stripe.CacheLine - header%stripe.CacheLine) % stripe.CacheLine
 )
 
@@ -59,19 +58,14 @@ func NewStriped(size int, window time.Duration, fields int, now int64) *Striped 
 	size, width := shape(size, window)
 	fields = min(max(fields, 1), MaxFields)
 	ring := 1 << bits.Len(uint(size-1))
-	stripes := stripe.Count()
-	stride := stripe.RoundUp(ring * (1 + fields))
 	w := &Striped{
 		origin: now,
 		width:  width,
 		size:   int64(size),
 		mask:   int64(ring - 1),
 		fields: fields,
-		smask:  stripes - 1,
-		stride: stride,
-		// one extra line at each end keeps the first and last stripes off neighbouring objects
-		words: make([]int64, stripes*stride+2*stripe.Words)[stripe.Words : stripe.Words+stripes*stride],
 	}
+	w.rows.Init(ring * (1 + fields))
 	return w
 }
 
@@ -88,14 +82,28 @@ func (w *Striped) Fields() int { return w.fields }
 // crossed a bucket boundary. A now before the head bucket opened writes into the head bucket.
 func (w *Striped) write(now int64) int64 {
 	h := w.head.Load()
-	if now-w.origin < (h+1)*w.width {
+	// the fast path: now inside the head bucket (when either side overflows, the slow path decides)
+	if d := now - w.origin; d >= 0 && d < (h+1)*w.width {
 		return h
 	}
-	idx := (now - w.origin) / w.width
+	idx, ok := w.index(now)
+	if !ok || idx <= h {
+		return h
+	}
 	for h < idx && !w.head.CompareAndSwap(h, idx) {
 		h = w.head.Load()
 	}
 	return idx
+}
+
+// index returns the bucket now falls in, counted from origin, and false for an instant before
+// origin. The distance is taken in uint64, where it cannot overflow however far apart the instants
+// are, and the index saturates at MaxInt64.
+func (w *Striped) index(now int64) (int64, bool) {
+	if now < w.origin {
+		return 0, false
+	}
+	return int64(min((uint64(now)-uint64(w.origin))/uint64(w.width), math.MaxInt64)), true
 }
 
 // Add adds v to counter i of the bucket now falls in. An i outside [0, Fields()) is ignored.
@@ -104,7 +112,7 @@ func (w *Striped) Add(now int64, i int, v int64) {
 		return
 	}
 	idx := w.write(now)
-	b := w.slot(stripe.Pin(), idx)
+	b := w.slot(w.rows.Pin(), idx)
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
@@ -120,7 +128,7 @@ func (w *Striped) Add2(now int64, i int, v int64, j int, u int64) {
 		return
 	}
 	idx := w.write(now)
-	b := w.slot(stripe.Pin(), idx)
+	b := w.slot(w.rows.Pin(), idx)
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
@@ -131,8 +139,11 @@ func (w *Striped) Add2(now int64, i int, v int64, j int, u int64) {
 
 // AddAll adds v[k] to counter k of the bucket now falls in, for every counter, with one pin.
 func (w *Striped) AddAll(now int64, v Bucket) {
+	if w.fields == 0 {
+		panic("atomicwindow: Striped used without NewStriped")
+	}
 	idx := w.write(now)
-	b := w.slot(stripe.Pin(), idx)
+	b := w.slot(w.rows.Pin(), idx)
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
@@ -142,12 +153,11 @@ func (w *Striped) AddAll(now int64, v Bucket) {
 	stripe.Unpin()
 }
 
-// slot returns P p's copy of bucket idx: its tag, then its counters. The arithmetic stays inside
-// words by construction (p masked, idx masked), so it is done without bounds checks: nothing
+// slot returns a row's copy of bucket idx: its tag, then its counters. idx is masked, so the
+// address stays inside the row by construction and is computed without a bounds check: nothing
 // between Pin and Unpin may panic.
-func (w *Striped) slot(p int, idx int64) *[1 + MaxFields]int64 {
-	off := (p&w.smask)*w.stride + int(idx&w.mask)*(1+w.fields)
-	return (*[1 + MaxFields]int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.words)), off*8))
+func (w *Striped) slot(row unsafe.Pointer, idx int64) *[1 + MaxFields]int64 {
+	return (*[1 + MaxFields]int64)(unsafe.Add(row, int(idx&w.mask)*(1+w.fields)*8))
 }
 
 // turn clears a stripe's bucket that still holds an older bucket's counts, then publishes its new
@@ -162,8 +172,8 @@ func (w *Striped) turn(b *[1 + MaxFields]int64, idx int64) {
 
 // bucket sums bucket idx over the stripes; a bucket no stripe holds reads as zero.
 func (w *Striped) bucket(idx int64) (sum Bucket) {
-	for s := 0; s <= w.smask; s++ {
-		b := w.slot(s, idx)
+	for row := range w.rows.All() {
+		b := w.slot(row, idx)
 		if atomic.LoadInt64(&b[0]) != idx {
 			continue
 		}
@@ -187,7 +197,12 @@ func (w *Striped) bucket(idx int64) (sum Bucket) {
 // nothing and allocates nothing.
 func (w *Striped) Each(now int64, current bool, f func(Bucket)) {
 	head, newest := w.span(now, current)
-	for idx := newest - w.size + 1; idx <= head; idx++ {
+	oldest := newest - w.size + 1 // newest >= 0 and size >= 1: no overflow
+	for i := int64(0); i < w.size; i++ { // counted, so a head at MaxInt64 still ends the loop
+		idx := oldest + i
+		if idx > head {
+			return
+		}
 		if idx < 0 { // before the first bucket opened: empty
 			f(Bucket{})
 			continue
@@ -200,8 +215,8 @@ func (w *Striped) Each(now int64, current bool, f func(Bucket)) {
 func (w *Striped) span(now int64, current bool) (head, newest int64) {
 	head = w.head.Load()
 	newest = head
-	if now-w.origin >= (head+1)*w.width {
-		newest = (now - w.origin) / w.width
+	if idx, ok := w.index(now); ok && idx > head {
+		newest = idx
 	}
 	if !current && newest == head {
 		head--
@@ -213,12 +228,10 @@ func (w *Striped) span(now int64, current bool) (head, newest int64) {
 // tallies). With current false the bucket now falls in is left out.
 func (w *Striped) Sum(now int64, current bool) Bucket {
 	var sum Bucket
-	head, newest := w.span(now, current)
-	for idx := max(newest-w.size+1, 0); idx <= head; idx++ {
-		b := w.bucket(idx)
+	w.Each(now, current, func(b Bucket) {
 		for k := range sum {
 			sum[k] += b[k]
 		}
-	}
+	})
 	return sum
 }

@@ -273,11 +273,13 @@ func TestLayout(t *testing.T) {
 		t.Errorf("sizeof(Batch) = %d, not a whole number of %d-byte lines", size, line)
 	}
 	sw := NewStriped(40, 10*time.Second, 3, 0)
-	if sw.stride*8%stripe.CacheLine != 0 || batchStride*8%stripe.CacheLine != 0 {
-		t.Errorf("stripe strides %d and %d words are not whole lines", sw.stride, batchStride)
+	if sw.rows.Words()*8%stripe.CacheLine != 0 || b.rows.Words()*8%stripe.CacheLine != 0 {
+		t.Errorf("rows of %d and %d words are not whole lines", sw.rows.Words(), b.rows.Words())
 	}
-	if addr := uintptr(unsafe.Pointer(&sw.words[0])); addr%8 != 0 {
-		t.Errorf("stripes not word-aligned at %#x", addr)
+	for row := range sw.rows.All() {
+		if addr := uintptr(row); addr%8 != 0 {
+			t.Errorf("row not word-aligned at %#x", addr)
+		}
 	}
 	if stripe.Count()&(stripe.Count()-1) != 0 || stripe.Count() < runtime.GOMAXPROCS(0) {
 		t.Errorf("stripe.Count() = %d, want a power of two >= GOMAXPROCS %d", stripe.Count(), runtime.GOMAXPROCS(0))

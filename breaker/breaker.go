@@ -35,8 +35,11 @@ const (
 //
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
-// calls settle that reading is fresh to within a millisecond (or a quarter bucket, if smaller);
-// every 64th refusal on a P reads the clock too, so a breaker refusing everything still moves on.
+// calls settle that reading is fresh to within a millisecond (or a quarter bucket, if smaller). A
+// refusal reads the clock only when its P has refused the 1st, 2nd, 4th, 8th … call since that
+// reading last moved, and then decides again, with the same draw, if time has moved: at low
+// traffic every refusal sees the time, so the probe fires and the ratio decays as the [Core]'s
+// do however rarely calls come, while a flood of refusals costs a clock read once in many.
 // With [WithRefresh](0) Allow reads the clock and refreshes the ratio on every call, and a
 // Breaker driven from one goroutine gives exactly the decisions of a [Core] fed the same instants
 // and draws (a differential fuzz target proves it).
@@ -66,7 +69,7 @@ type Breaker struct {
 	roll    func() float64
 	every   int64 // refresh interval, ns; 0 refreshes on every call
 	gran    int64 // how stale seen may grow before a settle stores its reading
-	refused stripe.Counter
+	refused clock.Refusals
 	nop     bool
 }
 
@@ -135,8 +138,8 @@ func New(opts ...Option) (*Breaker, error) {
 		roll:    draw.Func(c.roll),
 		every:   int64(c.refresh),
 		gran:    clock.Granularity(width),
-		refused: stripe.NewCounter(),
 	}
+	b.refused.Init()
 	b.seen.Store(now)
 	b.next.Store(now)
 	return b, nil
@@ -214,26 +217,44 @@ func (b *Breaker) Allow() (Promise, error) {
 	if math.Float64frombits(b.raw.Load()) <= 0 {
 		return Promise{b: b}, nil
 	}
-	return b.throttled(now)
-}
-
-// throttled decides a call while the drop ratio is positive.
-func (b *Breaker) throttled(now int64) (Promise, error) {
-	if b.p.Probe > 0 && b.passed.Load() {
-		if last := b.lastPass.Load(); now-last > int64(b.p.Probe) && b.lastPass.CompareAndSwap(last, now) {
-			return Promise{b: b}, nil
+	roll := b.roll()
+	if b.admits(now, roll) {
+		return Promise{b: b}, nil
+	}
+	if b.refused.Refuse(now) && b.every != 0 {
+		// A paced clock read (see the type's doc): if time has moved since the reading this
+		// refusal was decided on, decide again at the fresh instant with the same draw, so the
+		// probe fires and the ratio decays even when nothing gets through.
+		if fresh := b.clock(); fresh > now {
+			b.seen.Observe(fresh, b.gran)
+			if fresh >= b.next.Load() {
+				b.refresh(fresh)
+			}
+			if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll) {
+				b.refused.Undo()
+				return Promise{b: b}, nil
+			}
+			now = fresh
 		}
 	}
-	if b.roll() < math.Float64frombits(b.scaled.Load()) {
-		b.win.Add(now, fDrop, 1)
-		if b.refused.Add(1)&63 == 0 && b.every != 0 {
-			b.seen.Observe(b.clock(), b.gran)
+	b.win.Add(now, fDrop, 1)
+	return Promise{}, ErrUnavailable
+}
+
+// admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
+// a draw at or over the ratio.
+func (b *Breaker) admits(now int64, roll float64) bool {
+	if b.p.Probe > 0 && b.passed.Load() {
+		if last := b.lastPass.Load(); now-last > int64(b.p.Probe) && b.lastPass.CompareAndSwap(last, now) {
+			return true
 		}
-		return Promise{}, ErrUnavailable
+	}
+	if roll < math.Float64frombits(b.scaled.Load()) {
+		return false
 	}
 	b.lastPass.Store(now)
 	b.passed.Store(true)
-	return Promise{b: b}, nil
+	return true
 }
 
 // Do runs fn if the breaker allows it: a nil error is a success, any other a failure. A refusal

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/internal/clock"
@@ -19,8 +18,10 @@ var ErrOverloaded = errors.New("shed: server overloaded")
 // call only when the server is both hot (CPU) and full (calls in flight over what the window shows
 // it can carry).
 //
-// The count in flight is kept per P (an admission adds one to its P's stripe, a settle takes one
-// from its own, and a reader sums them), so a call writes no shared cache line; its moving average
+// The count in flight is kept per P (an admission adds one to its P's row, a settle takes one
+// from its own, and a reader sums them), so a call writes no shared cache line. The count is
+// exact: no update is lost, in any build, even when GOMAXPROCS changes while calls are in flight
+// (the rows grow with it; a container runtime changes GOMAXPROCS when the CPU limit changes). Its moving average
 // moves by compare-and-set as timed calls settle;
 // passes and response times go into a per-P striped window ([atomicwindow.Striped]); the capacity
 // folded from the window is cached and refreshed at most once per refresh interval (a quarter of a
@@ -30,8 +31,11 @@ var ErrOverloaded = errors.New("shed: server overloaded")
 // Time: like the adaptive limiter, a Shedder times one admitted call in every [DefaultSampleEvery]
 // (two clock reads) and settles the rest without a clock: every pass counts toward the busiest
 // bucket, and the timed ones give the response times and move the average of calls in flight, by
-// Beta to the power DefaultSampleEvery so that it keeps the preset's memory in calls. Untimed passes and Allow use the latest
-// clock reading a timed call made. With [WithRefresh](0) and [WithSampleEvery](1), Allow reads the
+// Beta to the power DefaultSampleEvery so that it keeps the preset's memory in calls. Untimed
+// passes and Allow use the latest clock reading a timed call made. A refusal reads the clock only
+// when its P has refused the 1st, 2nd, 4th, 8th … call since that reading last moved, and decides
+// again if time has moved: at low traffic every refusal sees the time, so a cool-down ends on time
+// however rarely calls come, while a flood of refusals costs a clock read once in many. With [WithRefresh](0) and [WithSampleEvery](1), Allow reads the
 // clock and refreshes on every call, and a Shedder driven from one goroutine gives exactly the
 // decisions of a [Core] fed the same instants and CPU readings.
 //
@@ -64,7 +68,7 @@ type Shedder struct {
 	refresh int64
 	gran    int64
 	flying  flight
-	refused stripe.Counter
+	refused clock.Refusals
 }
 
 // DefaultSampleEvery is how many admitted calls share one timed call by default.
@@ -158,9 +162,9 @@ func New(opts ...Option) (*Shedder, error) {
 		refresh: int64(c.refresh),
 		gran:    clock.Granularity(width),
 		beta:    math.Pow(c.policy.Beta, float64(c.every)),
-		flying:  newFlight(),
-		refused: stripe.NewCounter(),
 	}
+	s.flying.init()
+	s.refused.Init()
 	if s.cpu == nil {
 		s.sampler = NewCPU()
 		s.cpu = s.sampler.Read
@@ -217,18 +221,19 @@ func (s *Shedder) hot(now int64, cpu int) bool {
 // [ErrOverloaded] when the server is hot and full.
 func (s *Shedder) Allow() (Promise, error) {
 	now := s.now()
-	if cpu := s.cpu(); s.hot(now, cpu) {
-		if s.refresh == 0 || now >= s.next.Load() {
-			s.fold(now)
-		}
-		avg := math.Float64frombits(s.avg.Load())
-		if s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.flying.load()) {
-			if !s.dropped.Load() {
-				s.dropped.Store(true)
-			}
-			s.refused.Inc()
+	if cpu := s.cpu(); s.refuses(now, cpu) {
+		if !s.refused.Refuse(now) || s.refresh == 0 {
 			return Promise{}, ErrOverloaded
 		}
+		// A paced clock read (see the type's doc): if time has moved since the reading this
+		// refusal was decided on, decide again at the fresh instant, so that a cool-down ends and
+		// the capacity refreshes even when every call is refused.
+		fresh := s.clock()
+		s.seen.Observe(fresh, s.gran)
+		if fresh <= now || s.refuses(fresh, cpu) {
+			return Promise{}, ErrOverloaded
+		}
+		s.refused.Undo()
 	}
 	if tick := s.flying.enter(); s.every > 1 && tick&(s.every-1) != 0 {
 		return Promise{s: s}, nil
@@ -239,6 +244,25 @@ func (s *Shedder) Allow() (Promise, error) {
 	start := s.clock()
 	s.seen.Observe(start, s.gran)
 	return Promise{s: s, start: start, timed: true}, nil
+}
+
+// refuses decides a call at now: hot and full. A refusal marks the shedder dropped, which keeps
+// it hot through the cool-down.
+func (s *Shedder) refuses(now int64, cpu int) bool {
+	if !s.hot(now, cpu) {
+		return false
+	}
+	if s.refresh == 0 || now >= s.next.Load() {
+		s.fold(now)
+	}
+	avg := math.Float64frombits(s.avg.Load())
+	if !s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.flying.load()) {
+		return false
+	}
+	if !s.dropped.Load() {
+		s.dropped.Store(true)
+	}
+	return true
 }
 
 // fold refreshes the cached capacity; one goroutine at a time.
@@ -328,26 +352,17 @@ func (s *Shedder) Snapshot() Snapshot {
 	}
 }
 
-// flight is the count of calls in flight kept per P: word 0 of a P's line is the admissions minus
+// flight is the count of calls in flight kept per P: word 0 of a P's row is the admissions minus
 // the settles made on it (negative when calls settle on another P than they started on), word 1
-// counts admissions on it, which picks the calls to time. Each P writes only its own line.
-type flight struct {
-	words []int64
-	mask  int
-}
+// counts admissions on it, which picks the calls to time. Each P writes only its own row, and the
+// rows grow with GOMAXPROCS, so the sum loses no update (see stripe.Table).
+type flight struct{ rows stripe.Table }
 
-func newFlight() flight {
-	n := stripe.Count()
-	return flight{words: make([]int64, (n+2)*stripe.Words)[stripe.Words : (n+1)*stripe.Words], mask: n - 1}
-}
-
-func (f *flight) line(p int) *[2]int64 {
-	return (*[2]int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), (p&f.mask)*stripe.CacheLine))
-}
+func (f *flight) init() { f.rows.Init(2) }
 
 // enter counts an admission and returns this P's admissions so far.
 func (f *flight) enter() int64 {
-	w := f.line(stripe.Pin())
+	w := (*[2]int64)(f.rows.Pin())
 	stripe.Add(&w[0], 1)
 	stripe.Add(&w[1], 1)
 	t := stripe.Load(&w[1])
@@ -357,15 +372,15 @@ func (f *flight) enter() int64 {
 
 // exit counts a settle.
 func (f *flight) exit() {
-	stripe.Add(&f.line(stripe.Pin())[0], -1)
+	stripe.Add(&(*[2]int64)(f.rows.Pin())[0], -1)
 	stripe.Unpin()
 }
 
 // load sums the Ps' counts: exact when no call is entering or leaving at the time.
 func (f *flight) load() int64 {
 	var n int64
-	for p := 0; p <= f.mask; p++ {
-		n += stripe.Load(&f.line(p)[0])
+	for row := range f.rows.All() {
+		n += stripe.Load(&(*[2]int64)(row)[0])
 	}
 	return n
 }

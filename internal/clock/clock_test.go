@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"runtime"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -73,5 +75,37 @@ func TestCoarse(t *testing.T) {
 	}
 	if Refresh(int64(250*time.Millisecond)) != 62500*time.Microsecond || Refresh(1) != 1 {
 		t.Fatal("Refresh")
+	}
+}
+
+func TestRefusalsPace(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: the counts are per P
+	var r Refusals
+	r.Init()
+	// the reading stays at 5: reads at the 1st, 2nd, 4th, 8th refusal
+	var due []int
+	for i := 1; i <= 16; i++ {
+		if r.Refuse(5) {
+			due = append(due, i)
+		}
+	}
+	if want := []int{1, 2, 4, 8, 16}; !slices.Equal(due, want) {
+		t.Fatalf("reads at refusals %v, want %v", due, want)
+	}
+	// the reading moved: the next refusal reads again, and so on at every move
+	for s := int64(6); s < 10; s++ {
+		if !r.Refuse(s) {
+			t.Fatalf("Refuse(%d) after the reading moved: no read", s)
+		}
+	}
+	if got := r.Load(); got != 20 {
+		t.Fatalf("Load = %d, want 20", got)
+	}
+	r.Undo()
+	if got := r.Load(); got != 19 {
+		t.Fatalf("Load after Undo = %d, want 19", got)
+	}
+	if a := testing.AllocsPerRun(100, func() { r.Refuse(7) }); a != 0 {
+		t.Fatalf("Refuse allocates %v", a)
 	}
 }

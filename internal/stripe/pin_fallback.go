@@ -4,12 +4,13 @@ package stripe
 
 import "math/rand/v2"
 
-// Pinned reports whether Pin reads the real P index (true) or falls back to a random stripe.
+// Pinned reports whether Pin reads the real P index (true) or falls back to a random row.
 const Pinned = false
 
-// Pin returns a random stripe index: without procPin there is no cheap way to learn the current
-// P. Two goroutines may then write one stripe at once, which can lose a sample, never invent one.
-func Pin() int { return int(rand.Uint32() & 0x7fffffff) }
+// pin returns a random row index in [0, n): without procPin there is no cheap way to learn the
+// current P. Two goroutines may then write one row at once, which is why Load, Store and Add are
+// atomic in this build.
+func pin(n int) int { return int(uint64(rand.Uint32()) * uint64(n) >> 32) }
 
-// Unpin undoes Pin.
+// Unpin undoes the pin a [Table] took.
 func Unpin() {}

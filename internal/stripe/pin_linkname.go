@@ -10,16 +10,17 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// Pinned reports whether Pin reads the real P index (true) or falls back to a random stripe.
+// Pinned reports whether Pin reads the real P index (true) or falls back to a random row.
 const Pinned = true
 
-// Pin pins the calling goroutine to its P and returns the P's index. Call Unpin as soon as the
-// stripe has been written; nothing that can panic may run in between.
+// pin pins the calling goroutine to its P and returns the P's index, which may be n or more when
+// GOMAXPROCS grew after the rows were made (the [Table] then grows). Call Unpin as soon as the row
+// has been written; nothing that can panic may run in between.
 //
 //go:nosplit
-func Pin() int { return procPin() }
+func pin(int) int { return procPin() }
 
-// Unpin undoes Pin.
+// Unpin undoes the pin a [Table] took.
 //
 //go:nosplit
 func Unpin() { procUnpin() }

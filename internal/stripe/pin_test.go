@@ -1,18 +1,11 @@
 package stripe
 
-import "testing"
-
-func TestPinInRange(t *testing.T) {
-	n := Count()
-	for i := 0; i < 100; i++ {
-		p := Pin()
-		Unpin()
-		if p < 0 {
-			t.Fatalf("Pin() = %d", p)
-		}
-		_ = p & (n - 1)
-	}
-}
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"unsafe"
+)
 
 func TestRoundUp(t *testing.T) {
 	for _, c := range [][2]int{{0, 0}, {1, Words}, {Words, Words}, {Words + 1, 2 * Words}} {
@@ -31,18 +24,28 @@ func TestOps(t *testing.T) {
 	}
 }
 
-// BenchmarkPin measures Pin+Unpin, the floor under every striped write.
+// TestPlainOnlyWhereSafe: plain (non-atomic) stripe words only on a 64-bit target with a real P
+// index and no race detector.
+func TestPlainOnlyWhereSafe(t *testing.T) {
+	if Plain && (unsafe.Sizeof(uintptr(0)) != 8 || !Pinned || Race) {
+		t.Fatalf("Plain = true with pointer size %d, Pinned %v, Race %v", unsafe.Sizeof(uintptr(0)), Pinned, Race)
+	}
+}
+
+// BenchmarkPin measures a table's Pin+Unpin, the floor under every striped write.
 func BenchmarkPin(b *testing.B) {
+	var t Table
+	t.Init(1)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			Pin()
+			t.Pin()
 			Unpin()
 		}
 	})
 }
 
 func TestCounter(t *testing.T) {
-	c := NewCounter()
+	var c Counter // the zero value works
 	for i := 0; i < 100; i++ {
 		c.Add(2)
 	}
@@ -54,11 +57,80 @@ func TestCounter(t *testing.T) {
 	}
 }
 
-func BenchmarkCounterAdd(b *testing.B) {
-	c := NewCounter()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			c.Add(1)
+func TestTableRows(t *testing.T) {
+	var tb Table
+	tb.Init(Words + 1)
+	if got := tb.Words(); got != 2*Words {
+		t.Fatalf("Words = %d, want %d", got, 2*Words)
+	}
+	if got := tb.Rows(); got != Count() {
+		t.Fatalf("Rows = %d, want %d", got, Count())
+	}
+	// rows never overlap and sit on whole cache lines
+	seen := map[uintptr]bool{}
+	for row := range tb.All() {
+		a := uintptr(row)
+		if seen[a] {
+			t.Fatalf("row %#x yielded twice", a)
 		}
-	})
+		seen[a] = true
+	}
+	tb.grow(2*Count() + 1)
+	if got := tb.Rows(); got < 3*Count() {
+		t.Fatalf("after growing, Rows = %d, want old and new rows (>= %d)", got, 3*Count())
+	}
+}
+
+// TestCounterExactAcrossGOMAXPROCS changes GOMAXPROCS up and down while goroutines add and
+// subtract on every P: every update must survive (the count returns to exactly what was added),
+// in every build. Before tables grew, Ps past the first stripes shared one and plain += lost
+// updates.
+func TestCounterExactAcrossGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(1)
+	var c Counter
+	c.Init()
+	const workers, each = 64, 2000
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < each; i++ {
+				c.Add(3)
+				if i%7 == 0 {
+					runtime.Gosched()
+				}
+				c.Add(-1)
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	var flip sync.WaitGroup
+	flip.Add(1)
+	go func() {
+		defer flip.Done()
+		procs := []int{8, 2, 32, 1, 16, 3}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			runtime.GOMAXPROCS(procs[i%len(procs)])
+			runtime.Gosched()
+		}
+	}()
+	close(start)
+	wg.Wait()
+	close(stop)
+	flip.Wait()
+	if got, want := c.Load(), int64(workers*each*2); got != want {
+		t.Fatalf("Load = %d, want %d: updates lost while GOMAXPROCS changed", got, want)
+	}
+	if c.t.Rows() < 32 {
+		t.Logf("table rows %d: GOMAXPROCS 32 never pinned a P past the first rows (scheduling)", c.t.Rows())
+	}
 }
