@@ -29,4 +29,9 @@
 //     goes into the newest bucket, in Window and Striped alike; it never rewrites history.
 //   - Striped and Batch carry at most [MaxFields] int64 counters per bucket; values are expected
 //     non-negative (a Max field of an empty bucket reads 0).
+//   - [NewWindow] and [NewStriped] return no error, so they shape what they are given: the size is
+//     held to [1, [MaxBuckets]] and a bucket is at least 1 ns wide. The breaker's and the shedder's
+//     policies reject a Buckets above MaxBuckets at construction instead. Instants may lie anywhere
+//     in int64: the distance between two of them is taken so that it cannot overflow, and a read
+//     visits at most the window's buckets.
 package atomicwindow

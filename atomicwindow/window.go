@@ -21,23 +21,31 @@ type Window[B any] struct {
 	buckets []B
 }
 
+// MaxBuckets is the most buckets a window has: [NewWindow] and [NewStriped] lower a larger size to
+// it, and the breaker's and the shedder's policies reject more. The bound keeps a window's memory
+// and the work of a read small and every index and offset far from overflow, on 32-bit targets
+// too: a Window holds MaxBuckets buckets of its type at most (1.5 MiB for the breaker's tallies),
+// a Striped at most MaxBuckets × (1 + fields) words per stripe (2.5 MiB with four counters, one
+// stripe per P), and a read visits every bucket. The presets use 40 and 50; 65,536 buckets already
+// resolve a minute to the millisecond.
+const MaxBuckets = 1 << 16
+
 // NewWindow returns an empty window of size buckets spanning window, its first bucket opening at
-// now. A size below one is raised to one, and so is a bucket narrower than a nanosecond.
+// now. It returns no error, so it shapes what it is given: a size below one is raised to one, a
+// size above [MaxBuckets] is lowered to MaxBuckets, and a bucket narrower than a nanosecond is
+// widened to one (the window then spans size nanoseconds). [Window.Size] and [Window.Width] report
+// the shape it took.
 func NewWindow[B any](size int, window time.Duration, now int64) *Window[B] {
 	size, width := shape(size, window)
 	return &Window[B]{width: width, start: now, buckets: make([]B, size)}
 }
 
-// shape applies the raising rules shared by Window and Striped.
+// shape applies the rules shared by Window and Striped: size held to [1, MaxBuckets], the bucket
+// width window / size raised to at least 1 ns. The width times the size never exceeds
+// max(window, size) nanoseconds, so no arithmetic on a bucket's bounds overflows.
 func shape(size int, window time.Duration) (int, int64) {
-	if size < 1 {
-		size = 1
-	}
-	width := int64(window) / int64(size)
-	if width < 1 {
-		width = 1
-	}
-	return size, width
+	size = min(max(size, 1), MaxBuckets)
+	return size, max(int64(window)/int64(size), 1)
 }
 
 // Size returns how many buckets the window has.
@@ -47,12 +55,13 @@ func (w *Window[B]) Size() int { return len(w.buckets) }
 func (w *Window[B]) Width() time.Duration { return time.Duration(w.width) }
 
 // steps returns how many whole buckets now lies past the head bucket's opening; 0 when now is
-// before it (the clock went backwards).
-func (w *Window[B]) steps(now int64) int64 {
+// before it (the clock went backwards). The distance is taken in uint64, where it cannot overflow
+// however far apart the two instants are.
+func (w *Window[B]) steps(now int64) uint64 {
 	if now < w.start {
 		return 0
 	}
-	return (now - w.start) / w.width
+	return (uint64(now) - uint64(w.start)) / uint64(w.width)
 }
 
 // Slot returns the bucket now falls in, for the caller to add to. The buckets the gap since the
@@ -60,10 +69,10 @@ func (w *Window[B]) steps(now int64) int64 {
 func (w *Window[B]) Slot(now int64) *B {
 	steps := w.steps(now)
 	if steps > 0 {
-		size := int64(len(w.buckets))
+		size := uint64(len(w.buckets))
 		clear := min(steps, size)
 		var zero B
-		for i := int64(0); i < clear; i++ {
+		for i := uint64(0); i < clear; i++ {
 			w.head++
 			if w.head == len(w.buckets) {
 				w.head = 0
@@ -71,9 +80,10 @@ func (w *Window[B]) Slot(now int64) *B {
 			w.buckets[w.head] = zero
 		}
 		if rest := steps - clear; rest > 0 { // every bucket is clear; only the head's place moves
-			w.head = int((int64(w.head) + rest%size) % size)
+			w.head = int((uint64(w.head) + rest%size) % size)
 		}
-		w.start += steps * w.width
+		// steps·width <= now − start: the new opening lies in [start, now], a valid int64
+		w.start = int64(uint64(w.start) + steps*uint64(w.width))
 	}
 	return &w.buckets[w.head]
 }
@@ -84,18 +94,19 @@ func (w *Window[B]) Slot(now int64) *B {
 // so no sum, maximum or minimum of non-empty buckets changes). With current false the
 // bucket now falls in is left out: it has seen only part of its time, and a reading that takes the
 // busiest or the fastest bucket should not compare a partial one against whole ones (go-zero's
-// shedder reads its windows this way). Each writes nothing.
+// shedder reads its windows this way). Each writes nothing and visits at most [Window.Size]
+// buckets, at any instant.
 func (w *Window[B]) Each(now int64, current bool, f func(B)) {
 	steps := w.steps(now)
-	size := int64(len(w.buckets))
+	size := uint64(len(w.buckets))
 	if steps >= size {
 		return
 	}
-	for j := size - 1; j >= 0; j-- {
-		age := steps + j
+	for j := size; j > 0; j-- { // bucket j−1 back from the head, its age steps + j − 1 < 2·size
+		age := steps + j - 1
 		if age >= size || (!current && age == 0) {
 			continue
 		}
-		f(w.buckets[(int64(w.head)-j+size)%size])
+		f(w.buckets[(uint64(w.head)+size-(j-1))%size])
 	}
 }

@@ -39,7 +39,9 @@ type Policy struct {
 	// Probe is how long after the last call let through, while refusing, a call passes
 	// regardless: 1 s (go-zero forcePassDuration). Zero disables the probe.
 	Probe time.Duration
-	// Buckets is how many buckets the window has: 40 (go-zero buckets).
+	// Buckets is how many buckets the window has: 40 (go-zero buckets). In [1,
+	// atomicwindow.MaxBuckets]: every read visits every bucket, so more would cost memory and
+	// time for no resolution anyone needs.
 	Buckets int
 	// Window is the time the buckets cover together: 10 s (go-zero window). Window / Buckets must
 	// be at least 1 ns.
@@ -72,8 +74,8 @@ func (p Policy) Validate() error {
 		return invalid("Policy.Protection", p.Protection, "finite and >= 0")
 	case p.Probe < 0:
 		return invalid("Policy.Probe", p.Probe, ">= 0 (0 disables the probe)")
-	case p.Buckets < 1:
-		return invalid("Policy.Buckets", p.Buckets, ">= 1")
+	case p.Buckets < 1 || p.Buckets > atomicwindow.MaxBuckets:
+		return invalid("Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
 	case p.Window < time.Duration(p.Buckets):
 		return invalid("Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
 	}
@@ -112,7 +114,7 @@ func (h *history) add(success, failure, drop int64) {
 // ratio returns the drop ratio before the recovery scaling (raw) and after it (scaled).
 func (p *Policy) ratio(h history) (raw, scaled float64) {
 	size := float64(p.Buckets)
-	w := max(p.K-(p.K-p.Floor)*float64(h.failing)/size, p.Floor)
+	w := max(p.K-(p.K-p.Floor)*(float64(h.failing)/size), p.Floor) // the fraction first: no overflow for any finite K
 	raw = (float64(h.total) - p.Protection - w*float64(h.accepts)) / float64(h.total+1)
 	if raw <= 0 {
 		return raw, 0

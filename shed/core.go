@@ -12,7 +12,8 @@ import (
 // fields; [NewCore] and [New] validate it.
 type Policy struct {
 	// Buckets is how many buckets the window of passes and response times has: 50 (go-zero
-	// adaptiveshedder.go defaultBuckets).
+	// adaptiveshedder.go defaultBuckets). In [1, atomicwindow.MaxBuckets]: every read visits
+	// every bucket, so more would cost memory and time for no resolution anyone needs.
 	Buckets int
 	// Window is the time the buckets cover together: 5 s (go-zero defaultWindow). Window /
 	// Buckets must be at least 1 ns.
@@ -51,8 +52,8 @@ func invalid(field string, v any, want string) error {
 // Validate reports the first field of p that is out of range, by name.
 func (p Policy) Validate() error {
 	switch {
-	case p.Buckets < 1:
-		return invalid("Policy.Buckets", p.Buckets, ">= 1")
+	case p.Buckets < 1 || p.Buckets > atomicwindow.MaxBuckets:
+		return invalid("Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
 	case p.Window < time.Duration(p.Buckets):
 		return invalid("Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
 	case p.CPU < 1 || p.CPU > 999:
@@ -92,9 +93,11 @@ func (p *Policy) capacity(each func(current bool, f func(atomicwindow.Bucket))) 
 	return max(float64(maxPass)*minRT/width, 1)
 }
 
-// factor scales capacity down as the CPU nears 1000 thousandths, never under Floor.
+// factor scales capacity down as the CPU nears 1000 thousandths, never under Floor. It is taken in
+// float64 so that no reading, however far outside [0, 1000], can overflow: a reading at or over
+// 1000 gives Floor, one at or under the threshold gives 1.
 func (p *Policy) factor(cpu int) float64 {
-	f := float64(1000-cpu) / float64(1000-p.CPU)
+	f := (1000 - float64(cpu)) / float64(1000-p.CPU)
 	return min(max(f, p.Floor), 1)
 }
 
@@ -156,7 +159,9 @@ func (c *Core) hot(now int64, cpu int) bool {
 	return false
 }
 
-// Allow asks to start one call at now with the CPU at cpu thousandths.
+// Allow asks to start one call at now with the CPU at cpu thousandths. A reading below 0 scales
+// capacity as 0 does (not at all) and one over 1000 as 1000 does (down to Floor); any reading at
+// or over the threshold is hot.
 func (c *Core) Allow(now int64, cpu int) (Ticket, bool) {
 	if c.hot(now, cpu) && c.p.full(c.Capacity(now), cpu, c.avg, c.flying) {
 		c.dropped = true
