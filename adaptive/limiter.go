@@ -3,6 +3,7 @@ package adaptive
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -102,7 +103,9 @@ func WithClock(now func() int64) Option {
 }
 
 // WithWindow sets the least time a window lasts (1 s by default, as seeds/001 and Netflix's
-// WindowedLimit have it) and the least timed samples it needs to close (10).
+// WindowedLimit have it) and the least timed samples it needs to close (10). Any positive
+// duration is valid: a window's end is held at the clock's largest instant, so a duration of
+// math.MaxInt64 makes windows that close only at that instant, which in practice is never.
 func WithWindow(d time.Duration, minSamples int) Option {
 	return func(c *config) error {
 		if d <= 0 {
@@ -161,7 +164,7 @@ func New(rule Rule, opts ...Option) (*Limiter, error) {
 	l.ticks.Init()
 	l.refused.Init()
 	l.limit.Store(int64(max(rule.Limit(), 1)))
-	l.end.Store(l.clock() + l.window)
+	l.end.Store(l.endOf(l.clock()))
 	return l, nil
 }
 
@@ -236,6 +239,15 @@ func (s *Lease) settle(dropped bool) {
 	}
 }
 
+// endOf is when a window opened at now may close: now + the window, at most the largest instant
+// (a sum that wrapped negative would close a window on every call).
+func (l *Limiter) endOf(now int64) int64 {
+	if now > math.MaxInt64-l.window {
+		return math.MaxInt64
+	}
+	return now + l.window
+}
+
 // close folds the window if it has its samples, or extends it; one goroutine at a time.
 func (l *Limiter) close(now int64) {
 	if !l.closing.CompareAndSwap(0, 1) {
@@ -246,11 +258,11 @@ func (l *Limiter) close(now int64) {
 		return
 	}
 	if l.samples.Peek()[fTimed] < l.minSamples {
-		l.end.Store(now + l.window) // too few: extend, keeping the samples
+		l.end.Store(l.endOf(now)) // too few: extend, keeping the samples
 		return
 	}
 	w := l.samples.Fold()
-	l.end.Store(now + l.window)
+	l.end.Store(l.endOf(now))
 	if w[fTimed] == 0 { // lost to concurrent writers between Peek and Fold
 		return
 	}

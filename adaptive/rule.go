@@ -56,6 +56,20 @@ func checkBounds(kind string, initial, lo, hi int) error {
 	return nil
 }
 
+// limitOf is the limit an estimate gives: truncated, as Netflix's (int) cast of its double
+// estimate is, and held within [lo, hi]. The bounds are compared as integers after the float64
+// comparisons: float64 rounds an int over 2⁵³, and a plain conversion of 2⁶³ (float64(MaxInt))
+// gives the most negative int on amd64. NaN gives lo.
+func limitOf(estimate float64, lo, hi int) int {
+	switch {
+	case !(estimate > float64(lo)):
+		return lo
+	case estimate >= float64(hi):
+		return hi
+	}
+	return min(hi, max(lo, int(estimate)))
+}
+
 func checkFraction(field string, v float64, loOpen bool) error {
 	if math.IsNaN(v) || v > 1 || v < 0 || (loOpen && v == 0) {
 		if loOpen {
@@ -125,14 +139,15 @@ func (r *AIMDRule) Limit() int { return r.limit }
 
 func (r *AIMDRule) bounds() (lo, hi int) { return r.p.Min, r.p.Max }
 
-// Sample multiplies the limit by Backoff on a drop (or an RTT over Timeout), adds one when
-// InFlight × 2 ≥ limit, and holds it within [Min, Max].
+// Sample multiplies the limit by Backoff on a drop (or an RTT over Timeout), truncating, adds one
+// when InFlight × 2 ≥ limit, and holds it within [Min, Max]. The arithmetic holds at any bounds up
+// to math.MaxInt: nothing wraps.
 func (r *AIMDRule) Sample(s Sample) {
 	limit := r.limit
 	if s.Dropped || s.RTT > r.p.Timeout {
-		limit = int(float64(limit) * r.p.Backoff)
-	} else if s.InFlight*2 >= limit {
-		limit++
+		limit = limitOf(float64(limit)*r.p.Backoff, r.p.Min, r.p.Max)
+	} else if s.InFlight >= limit-limit/2 { // InFlight × 2 ≥ limit, without the product
+		limit = min(limit, r.p.Max-1) + 1
 	}
 	r.limit = min(r.p.Max, max(r.p.Min, limit))
 }
@@ -200,8 +215,9 @@ func NewVegas(p Vegas, roll func() float64) (*VegasRule, error) {
 
 func (r *VegasRule) resetJitter() { r.jitter = min(0.5+0.5*r.roll(), math.Nextafter(1, 0)) }
 
-// Limit returns the current limit.
-func (r *VegasRule) Limit() int { return int(r.estimate) }
+// Limit returns the current limit: the estimate truncated, as VegasLimit's getLimit returns its
+// double estimate cast to an int.
+func (r *VegasRule) Limit() int { return limitOf(r.estimate, 1, r.p.Max) }
 
 func (r *VegasRule) bounds() (lo, hi int) { return 1, r.p.Max }
 
@@ -218,8 +234,14 @@ func log10(n int) int {
 
 // Sample moves the limit by one sample, as VegasLimit._update does: every Probe × limit × jitter
 // samples the no-load time is taken afresh from this sample; a sample faster than the no-load time
-// becomes it; otherwise the queue, ceil(limit × (1 − noLoad/rtt)), moves the limit. A drop takes a
-// step off; while fewer than half the limit are in flight nothing grows.
+// becomes it; otherwise the queue, ceil(estimate × (1 − noLoad/rtt)), moves the limit. A drop takes
+// a step off; while fewer than half the limit are in flight nothing grows.
+//
+// The estimate is a float64 kept between samples, fraction and all, as VegasLimit keeps a double:
+// each step is taken from the unrounded estimate (the thresholds and the step scale with log10 of
+// the truncated one, as Netflix's Log10RootFunction of (int) limit does), then moved Smoothing of
+// the way there. With Smoothing 0.5, four decreases from 100 give 99, 98, 98, 97. Thresholds and
+// steps are multiplied in float64, so values up to math.MaxInt never wrap.
 func (r *VegasRule) Sample(s Sample) {
 	if s.RTT <= 0 {
 		return
@@ -235,20 +257,20 @@ func (r *VegasRule) Sample(s Sample) {
 		r.noLoad = s.RTT
 		return
 	}
-	limit := int(r.estimate)
-	lg := log10(limit)
+	lg := float64(log10(r.Limit()))
+	step := float64(r.p.Step) * lg
 	var next float64
-	switch queue := int(math.Ceil(r.estimate * (1 - float64(r.noLoad)/float64(s.RTT)))); {
+	switch queue := math.Ceil(r.estimate * (1 - float64(r.noLoad)/float64(s.RTT))); {
 	case s.Dropped:
-		next = float64(limit - r.p.Step*lg)
+		next = r.estimate - step
 	case float64(s.InFlight)*2 < r.estimate:
 		return // application-limited: the latency says nothing about the limit
-	case queue <= r.p.Threshold*lg:
-		next = r.estimate + float64(r.p.Beta*lg)
-	case queue < r.p.Alpha*lg:
-		next = float64(limit + r.p.Step*lg)
-	case queue > r.p.Beta*lg:
-		next = float64(limit - r.p.Step*lg)
+	case queue <= float64(r.p.Threshold)*lg:
+		next = r.estimate + float64(r.p.Beta)*lg
+	case queue < float64(r.p.Alpha)*lg:
+		next = r.estimate + step
+	case queue > float64(r.p.Beta)*lg:
+		next = r.estimate - step
 	default:
 		return
 	}
@@ -306,8 +328,8 @@ func NewGradient(p Gradient) (*GradientRule, error) {
 	return &GradientRule{p: p, estimate: float64(p.Initial), long: expAvg{window: p.Window, warmup: 10}}, nil
 }
 
-// Limit returns the current limit.
-func (r *GradientRule) Limit() int { return int(r.estimate) }
+// Limit returns the current limit: the estimate truncated, within [Min, Max].
+func (r *GradientRule) Limit() int { return limitOf(r.estimate, r.p.Min, r.p.Max) }
 
 func (r *GradientRule) bounds() (lo, hi int) { return r.p.Min, r.p.Max }
 
@@ -351,7 +373,7 @@ func (m *expAvg) add(v float64) float64 {
 		m.sum += v
 		m.value = m.sum / float64(m.count)
 	} else {
-		f := 2.0 / float64(m.window+1)
+		f := 2 / (float64(m.window) + 1) // window+1 in float64: an int window of MaxInt would wrap
 		m.value = m.value*(1-f) + v*f
 	}
 	return m.value
@@ -418,15 +440,17 @@ func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
 	return r, nil
 }
 
+// nextProbe is Probe plus a draw of up to Probe again, at most math.MaxInt (a countdown that
+// wrapped negative would probe on every sample).
 func (r *MinRTTRule) nextProbe() int {
 	if r.p.Probe == 0 {
 		return 0
 	}
-	return r.p.Probe + int(r.roll()*float64(r.p.Probe))
+	return r.p.Probe + min(int(r.roll()*float64(r.p.Probe)), math.MaxInt-r.p.Probe)
 }
 
-// Limit returns the current limit.
-func (r *MinRTTRule) Limit() int { return int(r.estimate) }
+// Limit returns the current limit: the estimate truncated, within [Min, Max].
+func (r *MinRTTRule) Limit() int { return limitOf(r.estimate, r.p.Min, r.p.Max) }
 
 func (r *MinRTTRule) bounds() (lo, hi int) { return r.p.Min, r.p.Max }
 
