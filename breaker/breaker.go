@@ -36,7 +36,7 @@ const (
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
 // calls settle that reading is fresh to within a millisecond (or a quarter bucket, if smaller). A
-// refusal reads the clock only when its P has refused the 1st, 2nd, 4th, 8th … call since that
+// refusal reads the clock only when its P has refused the 1st, 2nd, 4th or a multiple of 8th call since that
 // reading last moved, and then decides again, with the same draw, if time has moved: at low
 // traffic every refusal sees the time, so the probe fires and the ratio decays as the [Core]'s
 // do however rarely calls come, while a flood of refusals costs a clock read once in many.
@@ -132,12 +132,12 @@ func New(opts ...Option) (*Breaker, error) {
 	}
 	now := c.clock()
 	b := &Breaker{
-		p:       c.policy,
-		win:     atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, 3, now),
-		clock:   c.clock,
-		roll:    draw.Func(c.roll),
-		every:   int64(c.refresh),
-		gran:    clock.Granularity(width),
+		p:     c.policy,
+		win:   atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, 3, now),
+		clock: c.clock,
+		roll:  draw.Func(c.roll),
+		every: int64(c.refresh),
+		gran:  clock.Granularity(width),
 	}
 	b.refused.Init()
 	b.seen.Store(now)

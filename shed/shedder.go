@@ -33,7 +33,7 @@ var ErrOverloaded = errors.New("shed: server overloaded")
 // bucket, and the timed ones give the response times and move the average of calls in flight, by
 // Beta to the power DefaultSampleEvery so that it keeps the preset's memory in calls. Untimed
 // passes and Allow use the latest clock reading a timed call made. A refusal reads the clock only
-// when its P has refused the 1st, 2nd, 4th, 8th … call since that reading last moved, and decides
+// when its P has refused the 1st, 2nd, 4th or a multiple of 8th call since that reading last moved, and decides
 // again if time has moved: at low traffic every refusal sees the time, so a cool-down ends on time
 // however rarely calls come, while a flood of refusals costs a clock read once in many. With [WithRefresh](0) and [WithSampleEvery](1), Allow reads the
 // clock and refreshes on every call, and a Shedder driven from one goroutine gives exactly the

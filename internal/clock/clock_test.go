@@ -82,14 +82,14 @@ func TestRefusalsPace(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: the counts are per P
 	var r Refusals
 	r.Init()
-	// the reading stays at 5: reads at the 1st, 2nd, 4th, 8th refusal
+	// the reading stays at 5: reads at the 1st, 2nd, 4th refusal, then every 8th
 	var due []int
-	for i := 1; i <= 16; i++ {
+	for i := 1; i <= 32; i++ {
 		if r.Refuse(5) {
 			due = append(due, i)
 		}
 	}
-	if want := []int{1, 2, 4, 8, 16}; !slices.Equal(due, want) {
+	if want := []int{1, 2, 4, 8, 16, 24, 32}; !slices.Equal(due, want) {
 		t.Fatalf("reads at refusals %v, want %v", due, want)
 	}
 	// the reading moved: the next refusal reads again, and so on at every move
@@ -98,12 +98,12 @@ func TestRefusalsPace(t *testing.T) {
 			t.Fatalf("Refuse(%d) after the reading moved: no read", s)
 		}
 	}
-	if got := r.Load(); got != 20 {
-		t.Fatalf("Load = %d, want 20", got)
+	if got := r.Load(); got != 36 {
+		t.Fatalf("Load = %d, want 36", got)
 	}
 	r.Undo()
-	if got := r.Load(); got != 19 {
-		t.Fatalf("Load after Undo = %d, want 19", got)
+	if got := r.Load(); got != 35 {
+		t.Fatalf("Load after Undo = %d, want 35", got)
 	}
 	if a := testing.AllocsPerRun(100, func() { r.Refuse(7) }); a != 0 {
 		t.Fatalf("Refuse allocates %v", a)

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/wardgo/ward/internal/procs"
 )
 
 func TestRoundUp(t *testing.T) {
@@ -107,26 +109,10 @@ func TestCounterExactAcrossGOMAXPROCS(t *testing.T) {
 			}
 		}()
 	}
-	stop := make(chan struct{})
-	var flip sync.WaitGroup
-	flip.Add(1)
-	go func() {
-		defer flip.Done()
-		procs := []int{8, 2, 32, 1, 16, 3}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			runtime.GOMAXPROCS(procs[i%len(procs)])
-			runtime.Gosched()
-		}
-	}()
+	stop := procs.Flip()
 	close(start)
 	wg.Wait()
-	close(stop)
-	flip.Wait()
+	stop()
 	if got, want := c.Load(), int64(workers*each*2); got != want {
 		t.Fatalf("Load = %d, want %d: updates lost while GOMAXPROCS changed", got, want)
 	}
