@@ -26,6 +26,12 @@ type Sample struct {
 // [Limiter] calls Sample from one goroutine at a time (the one closing a window), and reads Limit
 // after it. Implement Rule to bring your own; the rules that ship are [AIMDRule], [VegasRule],
 // [GradientRule], [MinRTTRule] and [Fixed].
+//
+// The rules that ship keep their limit within their bounds for any bounds up to math.MaxInt and
+// any sample (huge or negative response times and in-flight counts included): their arithmetic
+// saturates rather than wraps. Vegas, Gradient and MinRTT hold the limit as a float64 estimate,
+// as Netflix's rules hold a double, and Limit truncates it; above 2⁵³ a float64 cannot hold every
+// integer, so there the estimate (Initial included) is read to the nearest one a float64 holds.
 type Rule interface {
 	// Limit returns the current limit; a Limiter treats anything under 1 as 1.
 	Limit() int
@@ -393,7 +399,7 @@ type MinRTT struct {
 	Min       int     // the least the limit goes to; 1 (Netflix minLimit)
 	Max       int     // the most the limit goes to; 1000 (Netflix maxConcurrency)
 	Smoothing float64 // how far towards a lower estimate the limit moves, in (0, 1]; 0.2
-	Queue     int     // slots added to every estimate: max(Queue, floor(sqrt(limit))); 4 (Netflix SquareRootFunction(4))
+	Queue     int     // slots added to every estimate, and the least the limit falls to: max(Queue, floor(sqrt(limit))), <= Max; 4 (Netflix SquareRootFunction(4))
 	Tolerance float64 // how much slower than the fastest a sample may be, >= 1; 2.0 (Netflix rttTolerance)
 	Probe     int     // samples between probes, plus a draw of up to as many again; 0 never probes; 1000 (Netflix probeInterval)
 	Backoff   float64 // the share of the limit kept after a drop, in (0, 1]; 0.9 (Netflix backoffRatio)
@@ -428,8 +434,8 @@ func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
 		return nil, err
 	}
 	switch {
-	case p.Queue < 0:
-		return nil, invalid("MinRTT.Queue", p.Queue, ">= 0")
+	case p.Queue < 0 || p.Queue > p.Max:
+		return nil, invalid("MinRTT.Queue", p.Queue, fmt.Sprintf("within [0, Max] = [0, %d]", p.Max))
 	case !(p.Tolerance >= 1) || math.IsInf(p.Tolerance, 0):
 		return nil, invalid("MinRTT.Tolerance", p.Tolerance, "finite and >= 1")
 	case p.Probe < 0:

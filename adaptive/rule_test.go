@@ -172,6 +172,7 @@ func TestRuleConstructionErrors(t *testing.T) {
 		{"MinRTT.Probe", minrtt(func(p *MinRTT) { p.Probe = -1 })},
 		{"MinRTT.Backoff", minrtt(func(p *MinRTT) { p.Backoff = 0 })},
 		{"MinRTT.Max", minrtt(func(p *MinRTT) { p.Max = 0 })},
+		{"MinRTT.Queue", minrtt(func(p *MinRTT) { p.Queue = 1001 })}, // over Max: the limit could not stay within [queue, Max]
 	} {
 		if c.err == nil || !errors.Is(c.err, ErrInvalidPolicy) || !strings.Contains(c.err.Error(), c.field) {
 			t.Errorf("want an error naming %s, got %v", c.field, c.err)
