@@ -190,12 +190,19 @@ func (d Deadline) Expired(now int64) bool {
 }
 
 // Remaining returns what is left of the budget at now: never negative, never more than the budget
-// even if the clock went backwards. ok is false when there is no budget, which has no finite
-// remainder.
+// even if the clock went backwards, and exact for any two instants, the ends of int64 included.
+// ok is false when there is no budget, which has no finite remainder.
 func (d Deadline) Remaining(now int64) (left time.Duration, ok bool) {
 	if d.Budget <= 0 {
 		return 0, false
 	}
-	elapsed := max(now-d.Start, 0)
-	return time.Duration(max(int64(d.Budget)-elapsed, 0)), true
+	if now <= d.Start {
+		return d.Budget, true
+	}
+	// now − Start in uint64: exact for any two instants, where int64 would wrap between the ends
+	// of the clock.
+	if elapsed := uint64(now) - uint64(d.Start); elapsed < uint64(d.Budget) {
+		return d.Budget - time.Duration(elapsed), true
+	}
+	return 0, true
 }

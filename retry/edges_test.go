@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"testing"
 	"time"
 )
@@ -130,4 +131,56 @@ func TestDelayAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = b.Delay(70, 0.5, time.Second) + b.Ceiling(80) }); n != 0 {
 		t.Fatalf("Delay allocates %v times", n)
 	}
+}
+
+// TestDeadlineClockExtremes: a deadline started near one end of the clock and read near the other
+// neither wraps into a fresh budget nor expires early.
+func TestDeadlineClockExtremes(t *testing.T) {
+	for _, c := range []struct {
+		start, now int64
+		budget     time.Duration
+		left       time.Duration
+	}{
+		{-1, math.MaxInt64, time.Second, 0},              // long past: spent
+		{math.MinInt64, math.MaxInt64, math.MaxInt64, 0}, // the whole clock has passed
+		{1, math.MinInt64, time.Second, time.Second},     // far backwards: never more than the budget
+		{math.MinInt64, 0, math.MaxInt64, 0},             // 2⁶³ ns passed, one over the budget
+		{math.MinInt64, -2, math.MaxInt64, 1},            // one short of 2⁶³ − 1 ns
+		{math.MaxInt64 - 10, math.MaxInt64, time.Second, time.Second - 10},
+	} {
+		d := NewDeadline(c.budget, c.start)
+		left, ok := d.Remaining(c.now)
+		if !ok || left != c.left || d.Expired(c.now) != (c.left == 0) {
+			t.Errorf("budget %d from %d, at %d: Remaining = %d, %v, Expired %v; want %d", c.budget, c.start, c.now, left, ok, d.Expired(c.now), c.left)
+		}
+	}
+}
+
+// FuzzDeadline: for any start, instant and budget, Remaining is the budget less the time passed
+// (none when the clock went backwards), within [0, Budget], computed exactly.
+func FuzzDeadline(f *testing.F) {
+	f.Add(int64(0), int64(time.Second), int64(2*time.Second))
+	f.Add(int64(-1), int64(math.MaxInt64), int64(time.Second))
+	f.Add(int64(math.MinInt64), int64(math.MaxInt64), int64(math.MaxInt64))
+	f.Add(int64(1), int64(math.MinInt64), int64(0))
+	f.Fuzz(func(t *testing.T, start, now, budget int64) {
+		d := NewDeadline(time.Duration(budget), start)
+		left, ok := d.Remaining(now)
+		if budget <= 0 {
+			if ok || left != 0 || d.Expired(now) {
+				t.Fatalf("no budget (%d): Remaining = %d, %v, Expired %v", budget, left, ok, d.Expired(now))
+			}
+			return
+		}
+		passed := new(big.Int).Sub(big.NewInt(now), big.NewInt(start))
+		want := new(big.Int).Sub(big.NewInt(budget), passed)
+		if passed.Sign() < 0 {
+			want.SetInt64(budget)
+		} else if want.Sign() < 0 {
+			want.SetInt64(0)
+		}
+		if !ok || int64(left) != want.Int64() || d.Expired(now) != (left == 0) {
+			t.Fatalf("budget %d from %d, at %d: Remaining = %d, %v; want %v", budget, start, now, left, ok, want)
+		}
+	})
 }
