@@ -15,8 +15,25 @@ func invalid(field string, v any, want string) error {
 }
 
 // Forever is the wait reported for what can never happen: n tokens from a bucket whose burst is
-// under n, or a refill at rate 0.
+// under n, or a refill at rate 0. A wait longer than an int64 of nanoseconds holds (about 292
+// years) is reported as Forever too.
 const Forever = time.Duration(math.MaxInt64)
+
+// MaxBurst is the largest burst a bucket takes: 2^53, the largest count of whole tokens a float64
+// holds exactly, so that taking a token always takes one.
+const MaxBurst = 1 << 53
+
+// checkBurst is the burst rule of both buckets.
+func checkBurst(burst float64) error {
+	if math.IsNaN(burst) || burst < 0 || burst > MaxBurst {
+		return invalid("burst", burst, "in [0, 2^53] (under 1 is raised to 1)")
+	}
+	return nil
+}
+
+// since returns how many nanoseconds passed from then to now, exactly, for any two instants with
+// now after then (now-then would wrap for instants far apart).
+func since(now, then int64) uint64 { return uint64(now) - uint64(then) }
 
 // Tokens is a bucket's state apart from its policy: the tokens it held (fractional) and the
 // instant they were brought up to date. It is what a store shared by several processes keeps.
@@ -47,14 +64,15 @@ type Bucket struct {
 }
 
 // NewBucket returns a full bucket at now. rate is tokens per second (0: never refills); burst
-// under 1 is raised to 1, since a bucket that cannot hold one token lets nothing through. A
-// negative, NaN or infinite rate or burst is an error.
+// under 1 is raised to 1, since a bucket that cannot hold one token lets nothing through. A full
+// bucket grants floor(burst) calls of one token at once. A negative, NaN or infinite rate is an
+// error, and so is a burst that is negative, NaN or over [MaxBurst].
 func NewBucket(rate, burst float64, now int64) (*Bucket, error) {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
 		return nil, invalid("rate", rate, "finite and >= 0")
 	}
-	if math.IsNaN(burst) || math.IsInf(burst, 0) || burst < 0 {
-		return nil, invalid("burst", burst, "finite and >= 0 (under 1 is raised to 1)")
+	if err := checkBurst(burst); err != nil {
+		return nil, err
 	}
 	b := &Bucket{rate: rate, burst: max(burst, 1)}
 	b.state = b.Opening(now)
@@ -86,13 +104,14 @@ func (b *Bucket) refill(s Tokens, now int64) Tokens {
 		s.Tokens = 0
 	}
 	if now > s.Stamp {
-		s.Tokens = min(b.burst, s.Tokens+float64(now-s.Stamp)/1e9*b.rate)
+		s.Tokens = min(b.burst, s.Tokens+float64(since(now, s.Stamp))/1e9*b.rate)
 		s.Stamp = now
 	}
 	return s
 }
 
-// wait returns how long until a refilled state holds n tokens.
+// wait returns how long until a refilled state holds n tokens: at least 1 ns when they are not
+// there, [Forever] when the wait would not fit a Duration.
 func (b *Bucket) wait(s Tokens, n float64) time.Duration {
 	if n <= s.Tokens {
 		return 0
@@ -100,7 +119,11 @@ func (b *Bucket) wait(s Tokens, n float64) time.Duration {
 	if n > b.burst || b.rate == 0 {
 		return Forever
 	}
-	return time.Duration(math.Ceil((n - s.Tokens) / b.rate * 1e9))
+	w := math.Ceil((n - s.Tokens) / b.rate * 1e9)
+	if !(w < math.MaxInt64) { // float64(MaxInt64) is 2^63: anything below converts exactly
+		return Forever
+	}
+	return time.Duration(max(w, 1))
 }
 
 // Step answers a call for n tokens at now against state s (negative or NaN n costs nothing). It

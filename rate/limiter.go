@@ -1,6 +1,7 @@
 package rate
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -35,57 +36,102 @@ func apply(opts []Option) options {
 
 // BucketLimiter is a token bucket safe for any number of goroutines, lock-free: GCRA, the
 // generic cell rate algorithm, keeps the bucket as one word, the theoretical arrival time (TAT)
-// of the next call, and a call is a compare-and-set on it. It admits exactly what a [Bucket] of
-// the same rate and burst admits, up to a rounding of the emission interval to whole nanoseconds.
+// of the next call, and a call is a compare-and-set on it. It starts full.
+//
+// It works in whole nanoseconds: a token's emission interval, 1e9/rate, is rounded up to a whole
+// nanosecond (so the limiter never runs faster than rate; at rates near 1e9 a second the rounding
+// shows: 6e8 a second runs at 5e8), and the burst is that interval times the burst, rounded down
+// only below one interval. So a full BucketLimiter admits exactly floor(burst) calls at once, as a
+// full [Bucket] does, at every rate it accepts, and after that one call per rounded interval.
 //
 // It never over-admits: a goroutine whose clock reading went stale while others moved the TAT
 // sees less room, not more (golang.org/x/time/rate over-admits 1.2-8× with 1024 goroutines on two
-// cores, golang/go#71360; TestSimNoOverAdmission shows this one does not). It starts full. It must
-// not be copied after first use.
+// cores, golang/go#71360; TestSimNoOverAdmission shows this one does not). The TAT is an int64: a
+// call whose TAT would pass math.MaxInt64 (an instant within burst/rate of the end of the clock's
+// range) is refused with a wait of [Forever] rather than wrapped round. It must not be copied
+// after first use.
 type BucketLimiter struct {
 	_     stripe.NoCopy
 	_     [stripe.CacheLine]byte
 	tat   atomic.Int64
 	_     [stripe.CacheLine - 8]byte
-	every float64 // nanoseconds per token
-	tau   float64 // burst × every: how far ahead of now the TAT may run
+	one   int64 // one token's emission interval, 1e9/rate rounded up: at least 1 ns
+	tauNs int64 // how far ahead of now the TAT may run: span(burst)
 	burst float64
-	one   int64 // every, rounded: one token's emission interval
-	tauNs int64 // tau, rounded down: the bound a grant is checked against
 	clock func() int64
 }
 
-// NewBucketLimiter returns a full bucket of rate tokens per second (> 0) holding at most burst
-// (under 1 is raised to 1).
+// NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst (under 1
+// is raised to 1). rate must lie between about 1.08e-10 and 1e9 (a token every 292 years at most,
+// every nanosecond at least), burst in [0, [MaxBurst]], and the time to fill an empty bucket,
+// burst × 1e9/rate nanoseconds, must fit an int64 (about 292 years): past these bounds the
+// arithmetic cannot be done in int64 nanoseconds, and the error names the field.
 func NewBucketLimiter(rate, burst float64, opts ...Option) (*BucketLimiter, error) {
-	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, invalid("rate", rate, "finite and > 0")
+	every := 1e9 / rate
+	if !(rate > 0) || !(every >= 1 && every < math.MaxInt64) {
+		return nil, invalid("rate", rate, "in [1e9/MaxInt64, 1e9]: a token every 1 ns to every MaxInt64 ns")
 	}
-	if math.IsNaN(burst) || math.IsInf(burst, 0) || burst < 0 {
-		return nil, invalid("burst", burst, "finite and >= 0 (under 1 is raised to 1)")
+	if err := checkBurst(burst); err != nil {
+		return nil, err
 	}
+	b := &BucketLimiter{one: int64(math.Ceil(every)), burst: max(burst, 1)}
+	tau, ok := b.span(b.burst)
+	if !ok {
+		return nil, invalid("burst", burst, fmt.Sprintf("at most %.6g at rate %v: a fill time under MaxInt64 ns", math.MaxInt64/float64(b.one), rate))
+	}
+	b.tauNs = tau
 	o := apply(opts)
-	b := &BucketLimiter{every: 1e9 / rate, burst: max(burst, 1), clock: o.clock}
-	b.tau = b.burst * b.every
-	b.one = int64(math.Round(b.every))
-	b.tauNs = int64(b.tau)
+	b.clock = o.clock
 	b.tat.Store(o.clock())
 	return b, nil
 }
 
-// Allow takes one token now.
-func (b *BucketLimiter) Allow() bool { return b.take(b.clock(), b.one) }
+// span returns the nanoseconds n tokens take: whole tokens at exactly one interval each, a
+// fraction of a token rounded down. It is monotone in n, so n tokens fit in a full bucket exactly
+// when n <= burst. ok is false when the span does not fit an int64.
+func (b *BucketLimiter) span(n float64) (ns int64, ok bool) {
+	whole := math.Floor(n)
+	frac := int64((n - whole) * float64(b.one)) // under one interval
+	if whole > float64(math.MaxInt64/b.one) {   // whole <= MaxBurst, 2^53: the comparison is exact enough
 
-// take moves the TAT by inc if the bucket holds it at now: the whole of a call, in integers.
-func (b *BucketLimiter) take(now, inc int64) bool {
+		return 0, false
+	}
+	ns = int64(whole) * b.one
+	if ns > math.MaxInt64-frac {
+		return 0, false
+	}
+	return ns + frac, true
+}
+
+// Allow takes one token now.
+func (b *BucketLimiter) Allow() bool {
+	ok, _ := b.take(b.clock(), b.one)
+	return ok
+}
+
+// take moves the TAT by inc (at most tauNs) if the bucket holds inc at now: the whole of a call,
+// in integers, exact at any two instants however far apart. When it does not, wait is how long
+// until it would: [Forever] when the TAT would pass math.MaxInt64.
+func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
+	room := uint64(b.tauNs - inc)
 	for {
 		tat := b.tat.Load()
-		next := max(tat, now) + inc
-		if next-now > b.tauNs {
-			return false
+		base := now
+		if tat > now {
+			if ahead := since(tat, now); ahead > room {
+				if tat > math.MaxInt64-inc { // the TAT could never move past tat
+					return false, Forever
+				}
+				return false, time.Duration(min(ahead-room, uint64(Forever)))
+			}
+			base = tat
+		}
+		next := base + inc
+		if next < base {
+			return false, Forever
 		}
 		if b.tat.CompareAndSwap(tat, next) {
-			return true
+			return true, 0
 		}
 	}
 }
@@ -97,22 +143,28 @@ func (b *BucketLimiter) TakeAt(now int64, n float64) (ok bool, wait time.Duratio
 	if n > b.burst {
 		return false, Forever
 	}
-	inc := int64(math.Round(n * b.every))
-	if b.take(now, inc) {
-		return true, 0
-	}
-	over := max(b.tat.Load(), now) + inc - now - b.tauNs
-	return false, time.Duration(max(over, 1))
+	inc, _ := b.span(n) // n <= burst: it fits
+	return b.take(now, inc)
 }
 
 // TokensAt returns how many tokens the bucket holds at now.
 func (b *BucketLimiter) TokensAt(now int64) float64 {
-	ahead := float64(max(b.tat.Load()-now, 0))
-	return max(b.tau-ahead, 0) / b.every
+	tat := b.tat.Load()
+	if tat <= now {
+		return float64(b.tauNs) / float64(b.one)
+	}
+	ahead := since(tat, now)
+	if ahead >= uint64(b.tauNs) {
+		return 0
+	}
+	return float64(uint64(b.tauNs)-ahead) / float64(b.one)
 }
 
 // Acquire takes one token at now: the [Permit] method.
-func (b *BucketLimiter) Acquire(now int64) bool { return b.take(now, b.one) }
+func (b *BucketLimiter) Acquire(now int64) bool {
+	ok, _ := b.take(now, b.one)
+	return ok
+}
 
 // Release gives one token back, never past the burst.
 func (b *BucketLimiter) Release(now int64) {
@@ -121,7 +173,11 @@ func (b *BucketLimiter) Release(now int64) {
 		if tat <= now {
 			return // full
 		}
-		if b.tat.CompareAndSwap(tat, max(tat-b.one, now)) {
+		next := now
+		if since(tat, now) > uint64(b.one) {
+			next = tat - b.one
+		}
+		if b.tat.CompareAndSwap(tat, next) {
 			return
 		}
 	}
@@ -129,8 +185,13 @@ func (b *BucketLimiter) Release(now int64) {
 
 // SlidingLimiter is a [Sliding] window safe for any number of goroutines. It takes a mutex: an
 // exact sliding window is a ring of stamps, which no single compare-and-set can move. It never
-// over-admits: at most quota events in any window-long stretch of the instants it was called at.
-// It must not be copied after first use.
+// over-admits: at most quota admissions in any window-long stretch of the instants they were
+// called at (for Allow, the clock reading it takes before the lock), whatever order the callers
+// get the lock in. A call whose instant is earlier than an admission already made, because its
+// clock reading went stale while it waited, is judged as a [Sliding] judges an earlier instant:
+// admitted only when that keeps the promise, so under heavy contention a window close to full can
+// refuse such a call although a fresh reading would have fit. It must not be copied after first
+// use.
 type SlidingLimiter struct {
 	_     stripe.NoCopy
 	mu    sync.Mutex
@@ -161,7 +222,7 @@ func (l *SlidingLimiter) Acquire(now int64) bool {
 	return ok
 }
 
-// Release takes back the newest event.
+// Release takes back the newest event at or before now.
 func (l *SlidingLimiter) Release(now int64) {
 	l.mu.Lock()
 	l.s.Release(now)
@@ -215,7 +276,7 @@ func (l *PeriodLimiter) Take() Quota { return l.TakeAt(l.clock()) }
 func (l *PeriodLimiter) TakeAt(now int64) Quota {
 	for {
 		cur := l.cur.Load()
-		if cur == nil || now-cur.start >= l.p.period {
+		if cur == nil || l.p.ended(cur.start, now) {
 			next := &openPeriod{start: l.p.open(now)}
 			if !l.cur.CompareAndSwap(cur, next) {
 				continue
@@ -237,7 +298,7 @@ func (l *PeriodLimiter) TakeAt(now int64) Quota {
 // Left returns how many events remain in the current period at now.
 func (l *PeriodLimiter) Left(now int64) int {
 	cur := l.cur.Load()
-	if cur == nil || now-cur.start >= l.p.period {
+	if cur == nil || l.p.ended(cur.start, now) {
 		return l.p.quota
 	}
 	return max(l.p.quota-int(cur.count.Load()), 0)
@@ -249,7 +310,7 @@ func (l *PeriodLimiter) Acquire(now int64) bool { return l.TakeAt(now) != Over }
 // Release takes back one event of the open period, if it is still open.
 func (l *PeriodLimiter) Release(now int64) {
 	cur := l.cur.Load()
-	if cur == nil || now-cur.start >= l.p.period {
+	if cur == nil || l.p.ended(cur.start, now) {
 		return
 	}
 	for {

@@ -1,6 +1,9 @@
 package rate
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Quota is where a [Period] stands after an event.
 type Quota uint8
@@ -69,21 +72,33 @@ func (p *Period) Opening(int64) Usage { return Usage{} }
 // current returns u as it stands at now: a closed period reads as none open. A now before the
 // open period's start (the clock went backwards) counts in the open period.
 func (p *Period) current(u Usage, now int64) Usage {
-	if u.Open && now-u.Start >= p.period {
+	if u.Open && p.ended(u.Start, now) {
 		return Usage{}
 	}
 	return u
 }
 
+// ended reports whether the period that started at start is over at now, exactly for any two
+// instants: a now before the start (the clock went backwards) is inside it.
+func (p *Period) ended(start, now int64) bool {
+	return now >= start && since(now, start) >= uint64(p.period)
+}
+
+// open returns the start of a period opened at now: now, or with align the multiple of the period
+// at or before now. One that would start before math.MinInt64 starts there, and so runs a little
+// long rather than wrapping round.
 func (p *Period) open(now int64) int64 {
 	if !p.align {
 		return now
 	}
-	start := now - now%p.period
-	if now < 0 && now%p.period != 0 {
-		start -= p.period
+	r := now % p.period
+	if r < 0 {
+		r += p.period
 	}
-	return start
+	if since(now, math.MinInt64) < uint64(r) {
+		return math.MinInt64
+	}
+	return now - r
 }
 
 // Step answers one event at now against state u and returns where the quota stands and the state
@@ -122,7 +137,11 @@ func (p *Period) Next(now int64) time.Duration {
 	if !u.Open {
 		return 0
 	}
-	return time.Duration(min(max(u.Start+p.period-now, 0), p.period))
+	if now < u.Start {
+		return time.Duration(p.period)
+	}
+	return time.Duration(p.period - int64(since(now, u.Start))) // under the period: it is open
+
 }
 
 // Acquire counts an event at now: the [Permit] method; Hit is admitted.

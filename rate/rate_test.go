@@ -3,7 +3,6 @@ package rate
 import (
 	"errors"
 	"math"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,24 +105,25 @@ func FuzzBucketStep(f *testing.F) {
 	})
 }
 
-func TestSlidingTrace(t *testing.T) {
-	s, _ := NewSliding(3, time.Second)
-	for i, c := range []struct {
-		now  int64
-		ok   bool
-		left int
-		next time.Duration
-	}{
-		{0, true, 2, 0},
-		{100 * ms, true, 1, 0},
-		{200 * ms, true, 0, 800 * time.Millisecond},
-		{999 * ms, false, 0, time.Millisecond},
-		{1000 * ms, true, 0, 100 * time.Millisecond}, // the 0 ms event is exactly a window old: out
-		{500 * ms, false, 0, 600 * time.Millisecond}, // backwards
-		{5000 * ms, true, 2, 0},
-	} {
+// slidingStep is a row of a Sliding trace: Take(now) gives ok, and after it Left and Next give
+// left and next.
+type slidingStep struct {
+	now  int64
+	ok   bool
+	left int
+	next time.Duration
+}
+
+// runSliding plays the steps on s; before each Take, Left and Next must agree with it.
+func runSliding(t *testing.T, s *Sliding, steps []slidingStep) {
+	t.Helper()
+	for i, c := range steps {
+		left, next := s.Left(c.now), s.Next(c.now)
 		if got := s.Take(c.now); got != c.ok {
-			t.Fatalf("step %d: Take(%v) = %v", i, time.Duration(c.now), got)
+			t.Fatalf("step %d: Take(%v) = %v, want %v", i, time.Duration(c.now), got, c.ok)
+		}
+		if (left > 0) != c.ok || (next == 0) != c.ok {
+			t.Fatalf("step %d: before the take Left = %d, Next = %v, but Take = %v", i, left, next, c.ok)
 		}
 		if got := s.Left(c.now); got != c.left {
 			t.Fatalf("step %d: Left = %d, want %d", i, got, c.left)
@@ -132,6 +132,19 @@ func TestSlidingTrace(t *testing.T) {
 			t.Fatalf("step %d: Next = %v, want %v", i, got, c.next)
 		}
 	}
+}
+
+func TestSlidingTrace(t *testing.T) {
+	s, _ := NewSliding(3, time.Second)
+	runSliding(t, s, []slidingStep{
+		{0, true, 2, 0},
+		{100 * ms, true, 1, 0},
+		{200 * ms, true, 0, 800 * time.Millisecond},
+		{999 * ms, false, 0, time.Millisecond},
+		{1000 * ms, true, 0, 100 * time.Millisecond}, // the 0 ms event is exactly a window old: out
+		{500 * ms, false, 0, 600 * time.Millisecond}, // backwards
+		{5000 * ms, true, 2, 0},
+	})
 	s.Release(5000 * ms)
 	if s.Left(5000*ms) != 3 {
 		t.Fatal("Release did not take back the newest event")
@@ -323,22 +336,13 @@ func TestSimNoOverAdmission(t *testing.T) {
 	clock := func() int64 { return tick.Add(1000) }
 	run := func(allow func() bool) int64 {
 		var admitted atomic.Int64
-		var start, done sync.WaitGroup
-		start.Add(1)
-		for g := 0; g < goroutines; g++ {
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				start.Wait()
-				for i := 0; i < calls; i++ {
-					if allow() {
-						admitted.Add(1)
-					}
+		together(goroutines, func(int) {
+			for i := 0; i < calls; i++ {
+				if allow() {
+					admitted.Add(1)
 				}
-			}()
-		}
-		start.Done()
-		done.Wait()
+			}
+		})
 		return admitted.Load()
 	}
 	tick.Store(0)

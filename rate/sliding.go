@@ -2,26 +2,41 @@ package rate
 
 import "time"
 
-// Sliding is a sliding-window counter: at most quota events in any window-long stretch. Where a
-// bucket smooths, a window counts: "a thousand a day" is a window, and a bucket would let a client
-// spend the whole day's allowance in the first minute. The stamps of the events in the window are
-// kept in a ring of quota slots, so the count is exact rather than the approximation a two-bucket
-// scheme gives, and memory is fixed at construction.
+// MaxSlidingQuota is the largest quota a [Sliding] takes. A window keeps one stamp (8 bytes) per
+// event of its quota, allocated when it is made, so one of MaxSlidingQuota holds 8 MiB. A
+// [Bucket] or a [Period] keeps nothing per event, whatever its quota.
+const MaxSlidingQuota = 1 << 20
+
+// Sliding is a sliding-window counter: at most quota events in any window-long stretch of the
+// instants they were taken at. Where a bucket smooths, a window counts: "a thousand a day" is a
+// window, and a bucket would let a client spend the whole day's allowance in the first minute.
+// The newest quota stamps are kept in a ring of quota slots, in ascending order, so the count is
+// exact rather than the approximation a two-bucket scheme gives, and memory is fixed at
+// construction.
+//
+// The promise holds whatever order the instants come in. An instant earlier than the newest
+// event (a clock that went backwards, or a caller whose clock reading went stale before its turn
+// came) is judged on the stamps the ring holds: it is admitted, and stamped at its own instant,
+// when fewer than quota stamps are later than a window before it and no stamp the ring has let
+// go of is that recent; otherwise it is refused, even if a later instant would have had room.
+// An instant at or after the newest event is judged exactly as in order.
 //
 // Sliding is the pure arithmetic, not safe for concurrent use; [SlidingLimiter] is the concurrent
-// one. A stamp at an instant before the newest (a clock that went backwards) is stamped at the
-// newest, so stamps stay ascending and none leaves the window sooner than an earlier one.
+// one.
 type Sliding struct {
 	window int64
-	ring   []int64 // stamps, ascending from head
+	ring   []int64 // the newest stamps, ascending from head
 	head   int
 	n      int
+	gone   int64 // the newest stamp let go of to make room in a full ring; valid when let is set
+	let    bool
 }
 
-// NewSliding returns an empty window of quota events per window. quota and window must be positive.
+// NewSliding returns an empty window of quota events per window. quota must lie in [1,
+// MaxSlidingQuota] and window must be positive.
 func NewSliding(quota int, window time.Duration) (*Sliding, error) {
-	if quota < 1 {
-		return nil, invalid("quota", quota, ">= 1")
+	if quota < 1 || quota > MaxSlidingQuota {
+		return nil, invalid("quota", quota, "in [1, 2^20]")
 	}
 	if window <= 0 {
 		return nil, invalid("window", window, "> 0")
@@ -32,54 +47,113 @@ func NewSliding(quota int, window time.Duration) (*Sliding, error) {
 // Quota returns the most events in any window-long stretch.
 func (s *Sliding) Quota() int { return len(s.ring) }
 
-// expire drops the stamps no longer in the window at now: a stamp is in while less than the
-// window has passed since it.
-func (s *Sliding) expire(now int64) {
-	for s.n > 0 && now-s.ring[s.head] >= s.window {
-		s.head = (s.head + 1) % len(s.ring)
-		s.n--
+// slot returns the ring index of the i-th stamp from the oldest.
+func (s *Sliding) slot(i int) int {
+	j := s.head + i
+	if j >= len(s.ring) {
+		j -= len(s.ring)
 	}
+	return j
+}
+
+// out reports whether stamp has left the window at now: at least the window has passed since it.
+func (s *Sliding) out(stamp, now int64) bool {
+	return stamp <= now && since(now, stamp) >= uint64(s.window)
+}
+
+// room reports whether an event at now keeps the promise. Every window-long stretch holding now
+// lies within a window either side of it, so it does when fewer than quota stamps are later than
+// a window before now, counting those after now and those let go of. The stamps are ascending and
+// the ring holds the newest, so that is: no stamp let go of is that recent, and either the ring
+// has a free slot or its oldest stamp is out.
+func (s *Sliding) room(now int64) bool {
+	if s.let && !s.out(s.gone, now) {
+		return false
+	}
+	return s.n < len(s.ring) || s.out(s.ring[s.head], now)
 }
 
 // Take counts an event at now if the window has room, and reports whether it did.
 func (s *Sliding) Take(now int64) bool {
-	s.expire(now)
-	if s.n == len(s.ring) {
+	if !s.room(now) {
 		return false
 	}
-	if s.n > 0 {
-		now = max(now, s.ring[(s.head+s.n-1)%len(s.ring)])
+	if s.n == len(s.ring) { // full: let go of the oldest, which room found out of the window
+		s.gone, s.let = s.ring[s.head], true
+		s.head = s.slot(1)
+		s.n--
 	}
-	s.ring[(s.head+s.n)%len(s.ring)] = now
+	i := s.n // insert after every stamp at or before now: at the end when in order
+	for i > 0 && s.ring[s.slot(i-1)] > now {
+		s.ring[s.slot(i)] = s.ring[s.slot(i-1)]
+		i--
+	}
+	s.ring[s.slot(i)] = now
 	s.n++
 	return true
 }
 
-// Left returns how many events remain in the window at now.
+// Left returns how many events at now would be admitted one after another: the quota less the
+// stamps later than a window before now, or 0 when a stamp let go of is that recent.
 func (s *Sliding) Left(now int64) int {
-	live := s.n
-	for i := 0; i < s.n && now-s.ring[(s.head+i)%len(s.ring)] >= s.window; i++ {
-		live--
-	}
-	return len(s.ring) - live
-}
-
-// Next returns how long until the window has room: 0 when it has, else until its oldest event
-// falls out. Never negative, never more than the window.
-func (s *Sliding) Next(now int64) time.Duration {
-	if s.Left(now) > 0 {
+	if s.let && !s.out(s.gone, now) {
 		return 0
 	}
-	oldest := s.ring[s.head]
-	return time.Duration(min(max(oldest+s.window-now, 0), s.window))
+	lo, hi := 0, s.n // the stamps out of the window are the oldest: find the first one in it
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.out(s.ring[s.slot(mid)], now) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return len(s.ring) - (s.n - lo)
+}
+
+// until returns how long from now until stamp is out of the window, saturating at [Forever].
+func (s *Sliding) until(stamp, now int64) time.Duration {
+	if stamp <= now {
+		if d := since(now, stamp); d < uint64(s.window) {
+			return time.Duration(uint64(s.window) - d)
+		}
+		return 0
+	}
+	return time.Duration(min(since(stamp, now)+uint64(s.window), uint64(Forever)))
+}
+
+// Next returns how long until the window has room: 0 when it has, else until the stamps that
+// block an event at now are out. Never negative, and never more than the window for an instant
+// at or after the newest event; for an earlier instant it can be longer, up to [Forever].
+func (s *Sliding) Next(now int64) time.Duration {
+	if s.room(now) {
+		return 0
+	}
+	var w time.Duration
+	if s.let {
+		w = s.until(s.gone, now)
+	}
+	if s.n == len(s.ring) {
+		w = max(w, s.until(s.ring[s.head], now))
+	}
+	return w
 }
 
 // Acquire counts an event at now: the [Permit] method.
 func (s *Sliding) Acquire(now int64) bool { return s.Take(now) }
 
-// Release takes back the newest event, if there is one.
-func (s *Sliding) Release(int64) {
-	if s.n > 0 {
-		s.n--
+// Release takes back the newest event at or before now, if there is one: the one a [Chained]
+// refusal undoes.
+func (s *Sliding) Release(now int64) {
+	i := s.n - 1
+	for i >= 0 && s.ring[s.slot(i)] > now {
+		i--
 	}
+	if i < 0 {
+		return
+	}
+	for ; i < s.n-1; i++ {
+		s.ring[s.slot(i)] = s.ring[s.slot(i+1)]
+	}
+	s.n--
 }

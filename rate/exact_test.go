@@ -1,0 +1,444 @@
+package rate
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// sweepRates are ordinary and awkward rates: intervals that round up, down and not at all.
+var sweepRates = []float64{6, 7, 600, 1500, 1.0 / 3, 1, 3, 10, 1000, 1e6, 6e8, 999_999_999, 1e9,
+	1e-3, 2.5e-10, 1.1e-10, 7.77, 123456.789}
+
+var sweepBursts = []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 7, 10, 99.9, 1e6, 1e10, MaxBurst}
+
+// admitAtOnce counts the one-token calls take grants at one instant, taking most of a large burst
+// in one call first so a burst of 2^53 is counted without 2^53 calls.
+func admitAtOnce(t *testing.T, want float64, take func(n float64) bool) float64 {
+	t.Helper()
+	got := 0.0
+	if want > 64 {
+		if !take(want - 8) {
+			t.Errorf("a full bucket refused %v of its %v tokens", want-8, want)
+			return 0
+		}
+		got = want - 8
+	}
+	for i := 0; i < 80 && take(1); i++ {
+		got++
+	}
+	return got
+}
+
+// TestBucketFullBurstSweep: a full bucket admits floor(burst) calls at once (burst under 1 is
+// raised to 1), at every rate, for the pure Bucket and the BucketLimiter alike, at instants
+// across the int64 range; and after that, the limiter's first refill comes after exactly the
+// wait it reports.
+func TestBucketFullBurstSweep(t *testing.T) {
+	for _, rate := range sweepRates {
+		for _, burst := range sweepBursts {
+			want := math.Floor(max(burst, 1))
+			for _, start := range []int64{0, -5e18, 1_700_000_000_000_000_000, math.MinInt64} {
+				b, err := NewBucket(rate, burst, start)
+				if err != nil {
+					t.Fatalf("NewBucket(%v, %v): %v", rate, burst, err)
+				}
+				if got := admitAtOnce(t, want, func(n float64) bool { return b.Take(start, n) }); got != want {
+					t.Errorf("Bucket(%v, %v) at %d: a full bucket admitted %v, want %v", rate, burst, start, got, want)
+				}
+
+				now := start
+				l, err := NewBucketLimiter(rate, burst, WithClock(func() int64 { return now }))
+				every := math.Ceil(1e9 / rate)
+				if fits := every*max(burst, 1) < math.MaxInt64; err != nil {
+					if fits && burst <= 1e6 && rate <= 1e9 && rate >= 2e-10 {
+						t.Fatalf("NewBucketLimiter(%v, %v): %v", rate, burst, err)
+					}
+					if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "burst") && !strings.Contains(err.Error(), "rate") {
+						t.Fatalf("NewBucketLimiter(%v, %v): %v does not name the field", rate, burst, err)
+					}
+					continue
+				} else if !fits {
+					t.Fatalf("NewBucketLimiter(%v, %v) accepted a fill time of %v ns", rate, burst, every*want)
+				}
+				allow := func(n float64) bool {
+					if n == 1 {
+						return l.Allow()
+					}
+					ok, _ := l.TakeAt(now, n)
+					return ok
+				}
+				if float64(start)+every*want >= math.MaxInt64 {
+					// Admitted while the TAT fits: the k-th call's TAT is start + k×interval.
+					fit := float64((math.MaxInt64 - start) / int64(every))
+					if got := admitAtOnce(t, min(want, fit), allow); got != min(want, fit) {
+						t.Errorf("BucketLimiter(%v, %v) at %d: admitted %v near the end of the range, want %v", rate, burst, start, got, min(want, fit))
+					}
+					if ok, wait := l.TakeAt(now, 1); ok || wait != Forever {
+						t.Errorf("BucketLimiter(%v, %v) at %d: past the end of the range TakeAt = %v %v", rate, burst, start, ok, wait)
+					}
+					continue
+				}
+				if got := admitAtOnce(t, want, allow); got != want {
+					t.Errorf("BucketLimiter(%v, %v) at %d: a full bucket admitted %v, want %v", rate, burst, start, got, want)
+				}
+				ok, wait := l.TakeAt(now, 1)
+				pure := b.Next(start, 1)
+				if l.tat.Load() > math.MaxInt64-l.one { // no instant has room for one more
+					if ok || wait != Forever {
+						t.Errorf("BucketLimiter(%v, %v) at %d: with no room left in the range TakeAt = %v %v", rate, burst, start, ok, wait)
+					}
+					continue
+				}
+				if ok || wait < 1 || wait == Forever {
+					t.Fatalf("BucketLimiter(%v, %v): drained, TakeAt = %v %v", rate, burst, ok, wait)
+				}
+				if d := math.Abs(float64(wait - pure)); d > 1+float64(wait)*0x1p-50 { // the Bucket's float64
+
+					t.Errorf("BucketLimiter(%v, %v): refill in %v, the Bucket's in %v", rate, burst, wait, pure)
+				}
+				now = start + int64(wait) - 1
+				if l.Allow() {
+					t.Errorf("BucketLimiter(%v, %v): admitted 1 ns before the wait it reported", rate, burst)
+				}
+				now++
+				if !l.Allow() {
+					t.Errorf("BucketLimiter(%v, %v): refused at the end of the wait it reported", rate, burst)
+				}
+			}
+		}
+	}
+}
+
+// TestBucketOverflow: parameters and instants at the edges never flip a bucket to admitting
+// everything or refusing everything, and waits stay within [0, Forever].
+func TestBucketOverflow(t *testing.T) {
+	for _, c := range []struct {
+		rate, burst float64
+		field       string
+	}{
+		{1, 1e10, "burst"}, // a fill time of 317 years
+		{1e-10, 1, "rate"}, // a token every 317 years
+		{2e9, 1, "rate"},   // more than a token a nanosecond
+		{1, MaxBurst * 2, "burst"},
+	} {
+		_, err := NewBucketLimiter(c.rate, c.burst)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewBucketLimiter(%v, %v) = %v, want an error naming %s", c.rate, c.burst, err, c.field)
+		}
+	}
+	if _, err := NewBucket(1, MaxBurst*2, 0); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "burst") {
+		t.Errorf("NewBucket with a burst over 2^53: %v", err)
+	}
+
+	// The pure bucket takes any finite rate: the wait saturates at Forever, never wraps negative.
+	for _, rate := range []float64{1e-10, 1e-300, math.SmallestNonzeroFloat64} {
+		b, _ := NewBucket(rate, 1, 0)
+		if !b.Take(0, 1) || b.Take(0, 1) {
+			t.Fatalf("rate %v: a bucket of one", rate)
+		}
+		if w := b.Next(0, 1); w != Forever {
+			t.Errorf("rate %v: Next = %v, want Forever", rate, w)
+		}
+		if g := b.Step(Tokens{}, 0, 1); g.Granted || g.Wait != Forever {
+			t.Errorf("rate %v: Step = %+v, want a wait of Forever", rate, g)
+		}
+	}
+	b, _ := NewBucket(1, 1e10, 0) // the pure bucket holds a burst the limiter cannot time
+	if !b.Take(0, 1e10) || b.Take(0, 1) || b.Next(0, 1) != time.Second {
+		t.Error("a bucket of 1e10 at rate 1")
+	}
+
+	// A state stamped at the start of the range is full at its end: 2^64-1 ns have passed.
+	if g := b.Step(Tokens{Stamp: math.MinInt64}, math.MaxInt64, 1); !g.Granted {
+		t.Errorf("MinInt64 to MaxInt64 did not refill: %+v", g)
+	}
+
+	// The limiter near the ends of the range: never more than the burst at once.
+	for _, now := range []int64{math.MaxInt64, math.MaxInt64 - 10, math.MaxInt64 - 3e9, math.MinInt64, math.MinInt64 + 1} {
+		at := now
+		l, _ := NewBucketLimiter(1, 2, WithClock(func() int64 { return at }))
+		admitted := 0
+		for i := 0; i < 100; i++ {
+			if l.Allow() {
+				admitted++
+			}
+		}
+		if admitted > 2 {
+			t.Errorf("at %d: %d admitted by a bucket of 2", now, admitted)
+		}
+		if now < 0 && admitted != 2 {
+			t.Errorf("at %d: %d admitted by a full bucket of 2", now, admitted)
+		}
+		if ok, w := l.TakeAt(now, 1); ok || w < 1 {
+			t.Errorf("at %d: TakeAt = %v %v", now, ok, w)
+		}
+	}
+	// A clock that jumps between the ends of the range.
+	at := int64(math.MinInt64)
+	l, _ := NewBucketLimiter(1, 1, WithClock(func() int64 { return at }))
+	admitted := 0
+	for i := 0; i < 100; i++ {
+		at = []int64{math.MinInt64, math.MaxInt64, math.MaxInt64 - 2e9, -5e18, 5e18}[i%5]
+		if l.Allow() {
+			admitted++
+		}
+		if ok, w := l.TakeAt(at, 1); ok {
+			admitted++
+		} else if w < 1 {
+			t.Fatalf("at %d: a wait of %v", at, w)
+		}
+		if tok := l.TokensAt(at); tok < 0 || tok > 1 {
+			t.Fatalf("at %d: %v tokens", at, tok)
+		}
+	}
+	// The TAT only moves forwards: one admission at MinInt64 (full), one at MaxInt64-2e9 (the
+	// newest instant whose TAT fits), and after that every instant is behind the TAT.
+	if admitted != 2 {
+		t.Errorf("%d admitted by a bucket of one across 100 jumps, want 2", admitted)
+	}
+}
+
+// TestSlidingOutOfOrder: quota 2 per 10 ns, calls at 0, 1, 11, 2: the call at 2 would put three
+// events in [0, 10), so it is refused.
+func TestSlidingOutOfOrder(t *testing.T) {
+	s, _ := NewSliding(2, 10)
+	runSliding(t, s, []slidingStep{
+		{0, true, 1, 0},
+		{1, true, 0, 9},
+		{11, true, 1, 0},  // 0 and 1 are out at 11: a window has passed since each
+		{2, false, 0, 9},  // 0, 1 and 2 would be three in [0, 10): refused
+		{12, true, 0, 9},  // in order: 11 and 12 in [3, 13)
+		{21, true, 0, 1},  // 11 is out at 21; 12 is in for 1 ns more
+		{3, false, 0, 19}, // far behind: until 12 is out of the window at 3's clock
+	})
+
+	// A late call that keeps the promise is admitted at its own instant, and Release takes back
+	// the newest event at or before its instant.
+	s, _ = NewSliding(3, 10)
+	for i, c := range []struct {
+		now int64
+		ok  bool
+	}{{0, true}, {20, true}, {15, true}, {5, false}, {30, true}, {25, true}, {26, false}, {19, false}} {
+		if got := s.Take(c.now); got != c.ok {
+			t.Fatalf("late step %d: Take(%d) = %v, want %v", i, c.now, got, c.ok)
+		}
+	}
+	s.Release(27) // takes back 25, not 30
+	if !s.Take(26) || s.Take(27) {
+		t.Fatal("Release did not take back the newest event at or before its instant")
+	}
+	s.Release(-1)        // nothing at or before -1
+	if s.Left(35) != 1 { // 20, 26, 30 held: 26 and 30 in the window at 35
+		t.Fatalf("Left(35) = %d, want 1", s.Left(35))
+	}
+}
+
+// checkWindows fails if more than quota of the instants lie in some window-long stretch.
+func checkWindows(t *testing.T, admitted []int64, quota int, window int64) {
+	t.Helper()
+	slices.Sort(admitted)
+	j := 0
+	for i, a := range admitted {
+		for since(a, admitted[j]) >= uint64(window) {
+			j++
+		}
+		if i-j+1 > quota {
+			t.Fatalf("%d admissions in [%d, %d], a window of %d holds at most %d", i-j+1, admitted[j], a, window, quota)
+		}
+	}
+}
+
+// TestSlidingPromise drives windows with instants that mostly move forwards and sometimes jump
+// back, and checks the promise over every admission kept, Left and Next against Take, and that an
+// instant at or after every admission is judged exactly.
+func TestSlidingPromise(t *testing.T) {
+	x := uint64(0x9e3779b97f4a7c15)
+	rnd := func(n int64) int64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return int64(x % uint64(n)) }
+	for _, c := range []struct {
+		quota  int
+		window int64
+	}{{1, 10}, {2, 10}, {3, 100}, {5, 7}, {20, 1000}} {
+		s, _ := NewSliding(c.quota, time.Duration(c.window))
+		var kept []int64
+		now, newest := int64(0), int64(math.MinInt64)
+		for i := 0; i < 20000; i++ {
+			now += rnd(c.window/2+2) - c.window/8
+			if rnd(10) == 0 {
+				now -= rnd(2 * c.window)
+			}
+			if rnd(20) == 0 {
+				s.Release(now)
+				if j := slices.IndexFunc(kept, func(k int64) bool { return k <= now }); j >= 0 {
+					best := j
+					for k := range kept {
+						if kept[k] <= now && kept[k] > kept[best] {
+							best = k
+						}
+					}
+					kept = slices.Delete(kept, best, best+1)
+				}
+				continue
+			}
+			left, next := s.Left(now), s.Next(now)
+			ok := s.Take(now)
+			if (left > 0) != ok || (next == 0) != ok || next < 0 || (now >= newest && next > time.Duration(c.window)) {
+				t.Fatalf("Take(%d) = %v, but Left = %d, Next = %v", now, ok, left, next)
+			}
+			if now >= newest { // in order: exactly the live count
+				live := 0
+				for _, k := range kept {
+					if !s.out(k, now) {
+						live++
+					}
+				}
+				if want := live < c.quota; ok != want {
+					t.Fatalf("in order at %d: Take = %v with %d live of %d", now, ok, live, c.quota)
+				}
+			}
+			if ok {
+				kept = append(kept, now)
+				newest = max(newest, now)
+			}
+			if i%500 == 0 {
+				checkWindows(t, slices.Clone(kept), c.quota, c.window)
+			}
+		}
+		checkWindows(t, kept, c.quota, c.window)
+	}
+}
+
+// TestSlidingLimiterStress: many goroutines read one clock that moves forwards a microsecond a
+// reading and every fifth reading jumps up to 22 µs back, and call Acquire with their reading
+// (what Allow does) on a window of 5 per 10 µs. Readings reach the lock out of order; the
+// admissions still hold at most 5 in any 10 µs.
+func TestSlidingLimiterStress(t *testing.T) {
+	goroutines, calls := 1024, 300
+	if testing.Short() {
+		goroutines, calls = 64, 300
+	}
+	const quota, window = 5, 10 * time.Microsecond
+	var tick atomic.Int64
+	clock := func() int64 {
+		n := tick.Add(1000)
+		if n%5000 == 0 {
+			return n - n%23*1000
+		}
+		return n
+	}
+	l, _ := NewSlidingLimiter(quota, window, WithClock(clock))
+	admitted := make([][]int64, goroutines)
+	together(goroutines, func(g int) {
+		for i := 0; i < calls; i++ {
+			now := l.clock()
+			if l.Acquire(now) {
+				admitted[g] = append(admitted[g], now)
+			}
+		}
+	})
+	all := slices.Concat(admitted...)
+	if len(all) < quota {
+		t.Fatalf("only %d admitted", len(all))
+	}
+	checkWindows(t, all, quota, int64(window))
+	t.Logf("%d of %d admitted over %v of clock", len(all), goroutines*calls, time.Duration(tick.Load()))
+}
+
+// together runs f in n goroutines released at once by a start barrier, and waits for them all.
+func together(n int, f func(g int)) {
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for g := 0; g < n; g++ {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			f(g)
+		}()
+	}
+	start.Done()
+	done.Wait()
+}
+
+// TestSlidingBounds: the quota is bounded by the memory a window keeps.
+func TestSlidingBounds(t *testing.T) {
+	for _, q := range []int{math.MaxInt, MaxSlidingQuota + 1, -1, math.MinInt} {
+		if _, err := NewSliding(q, time.Second); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "quota") {
+			t.Errorf("NewSliding(%d): %v", q, err)
+		}
+		if _, err := NewSlidingLimiter(q, time.Second); !errors.Is(err, ErrInvalid) {
+			t.Errorf("NewSlidingLimiter(%d): %v", q, err)
+		}
+	}
+	if s, err := NewSliding(MaxSlidingQuota, time.Duration(math.MaxInt64)); err != nil || s.Quota() != MaxSlidingQuota {
+		t.Fatalf("NewSliding(MaxSlidingQuota): %v", err)
+	}
+	// Instants at the ends of the range are a window apart however long the window.
+	s, _ := NewSliding(1, time.Duration(math.MaxInt64))
+	if !s.Take(math.MinInt64) || s.Take(-2) || !s.Take(math.MaxInt64) || s.Take(math.MinInt64) {
+		t.Error("a window of MaxInt64 at the ends of the range")
+	}
+	if w := s.Next(math.MinInt64); w != Forever {
+		t.Errorf("Next far behind = %v, want Forever", w)
+	}
+	s, _ = NewSliding(1, time.Hour)
+	admitted := 0
+	for i := 0; i < 10; i++ {
+		if s.Take([]int64{5e18, -5e18}[i%2]) {
+			admitted++
+		}
+	}
+	if admitted != 1 {
+		t.Errorf("a clock jumping between 5e18 and -5e18: %d admitted, want 1", admitted)
+	}
+}
+
+// TestPeriodExtremes: a clock that jumps across the range neither reopens a period early nor
+// wraps an aligned start round.
+func TestPeriodExtremes(t *testing.T) {
+	p, _ := NewPeriod(1, time.Hour, false)
+	l, _ := NewPeriodLimiter(1, time.Hour, false)
+	admitted := 0
+	for i := 0; i < 10; i++ {
+		now := []int64{5e18, -5e18}[i%2]
+		if p.Take(now) != Over {
+			admitted++
+		}
+		if l.TakeAt(now) != Over {
+			admitted++
+		}
+		if w := p.Next(now); w < 0 || w > time.Hour {
+			t.Fatalf("Next(%d) = %v", now, w)
+		}
+	}
+	if admitted != 2 {
+		t.Errorf("a clock jumping between 5e18 and -5e18: %d admitted, want 2 (one each)", admitted)
+	}
+	a, _ := NewPeriod(2, 10, true)
+	if q, u := a.Step(Usage{}, math.MinInt64+1); q != Under || u.Start != math.MinInt64 {
+		t.Fatalf("aligned at MinInt64+1: %v %+v", q, u)
+	}
+	if a.Take(math.MinInt64+1) != Under || a.Take(math.MinInt64+2) != Hit || a.Take(math.MinInt64+3) != Over {
+		t.Fatal("an aligned period at the start of the range")
+	}
+	if a.Take(math.MaxInt64) != Under || a.Take(math.MaxInt64) != Hit || a.Take(math.MaxInt64) != Over || a.Next(math.MaxInt64) != 3 {
+		t.Fatalf("an aligned period at the end of the range: Next = %v", a.Next(math.MaxInt64))
+	}
+}
+
+// bigTAT is a check in exact arithmetic: k one-token admissions since start, with no instant
+// after last, fit in a GCRA bucket of interval one and bound tau.
+func gcraFits(k int, start, last, one, tau int64) bool {
+	lhs := new(big.Int).Mul(big.NewInt(int64(k)), big.NewInt(one))
+	span := new(big.Int).Sub(big.NewInt(last), big.NewInt(start))
+	if span.Sign() < 0 {
+		span.SetInt64(0)
+	}
+	return lhs.Cmp(span.Add(span, big.NewInt(tau))) <= 0
+}
