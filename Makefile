@@ -26,9 +26,11 @@ fmt-check: ## fail if gofmt would change a file
 vet: ## the full go vet, not the subset go test runs
 	$(GO) vet $(PKGS)
 
-unit: ## go test -race -shuffle=on over every package, then the long single-goroutine runs (TestSim*) without -race
+unit: ## go test -race -shuffle=on over every package (the GOMAXPROCS stress test included), the long single-goroutine runs (TestSim*) without -race, every test again in the ward_nolinkname build
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(GO) test -shuffle=on -count=1 -run '^TestSim' $(PKGS)
+	$(GO) vet -tags ward_nolinkname $(PKGS)
+	$(GO) test -shuffle=on -count=1 -tags ward_nolinkname $(PKGS)
 
 bench-pkg: ## the packages' own benchmarks, -count $(COUNT) at -cpu $(CPUS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -cpu $(CPUS) $(PKGS)
@@ -72,10 +74,12 @@ $(BIN)/staticcheck: tools/go.mod tools/go.sum
 lint: $(BIN)/staticcheck ## staticcheck, pinned in tools/go.mod
 	$(BIN)/staticcheck $(PKGS)
 
-test-arm64: ## the tests (the bench suite's too) cross-compiled for arm64, run under qemu-user-static (installed if missing)
-	@command -v qemu-aarch64-static >/dev/null || { \
+test-arm64: ## the tests cross-compiled for arm64 (the bench suite's too) and for 32-bit arm, run under qemu-user-static (installed if missing)
+	@command -v qemu-aarch64-static >/dev/null && command -v qemu-arm-static >/dev/null || { \
 	  echo "installing qemu-user-static"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq qemu-user-static; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq qemu-user-static; fi; }
 	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static $(PKGS)
 	cd bench && GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./...
+	GOARCH=arm GOARM=7 $(GO) vet $(PKGS)
+	GOARCH=arm GOARM=7 $(GO) test -count=1 -exec qemu-arm-static $(PKGS)

@@ -74,7 +74,7 @@ func FuzzRulePolicies(f *testing.F) {
 		}
 		lo, hi = r.(bounded).bounds()
 		// Above 2⁵³ the float64 estimates read Initial to the nearest float64.
-		if l := r.Limit(); l != initial && (initial <= 1<<53 || l < lo || l > hi || max(l-initial, initial-l) > initial>>52) {
+		if l := r.Limit(); l != initial && (int64(initial) <= 1<<53 || l < lo || l > hi || int64(max(l-initial, initial-l)) > int64(initial)>>52) {
 			t.Fatalf("%T: Limit() = %d before any sample, want Initial %d", r, l, initial)
 		}
 		for i := 0; i+3 < len(data); i += 4 {

@@ -3,6 +3,7 @@ package failurewindow
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,6 +90,9 @@ func TestSimMemory(t *testing.T) {
 	total := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 	per := total / float64(s.Stored)
 	t.Logf("%.0f B per stored failure (%d keys of 39 characters, %.1f MiB in all)", per, len(keys), total/(1<<20))
+	if strconv.IntSize != 64 {
+		return // the documented figure is a 64-bit target's; pointers and headers halve on 32-bit
+	}
 	if per < 150 || per > 180 {
 		t.Errorf("%.0f B per failure, want within 10%% of the documented 165 B", per)
 	}
