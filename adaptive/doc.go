@@ -53,9 +53,9 @@
 // Every preset is Netflix concurrency-limits 0.5.4 (the Java original) field by field; each field's
 // doc names its source.
 //
-// # Decisions the issue left open
+// # Behaviour at the edges
 //
-//   - Windows follow seeds/001: at least 1 s and at least 10 timed samples. A window that has run
+//   - Windows last at least 1 s and at least 10 timed samples. A window that has run
 //     its time with fewer is extended: its end moves one window past the call that found it short,
 //     and it keeps its samples.
 //   - By default one admitted call in [DefaultSampleEvery] is timed (two clock reads); the others

@@ -102,7 +102,7 @@ func WithClock(now func() int64) Option {
 	}
 }
 
-// WithWindow sets the least time a window lasts (1 s by default, as seeds/001 and Netflix's
+// WithWindow sets the least time a window lasts (1 s by default, as Netflix's
 // WindowedLimit have it) and the least timed samples it needs to close (10). Any positive
 // duration is valid: a window's end is held at the clock's largest instant, so a duration of
 // math.MaxInt64 makes windows that close only at that instant, which in practice is never.

@@ -3,7 +3,7 @@
 //
 // Two layers, as everywhere in ward:
 //
-//   - [Window] is the pure rolling window of the seeds (moonward's Window[B]): size buckets of any
+//   - [Window] is the pure rolling window: size buckets of any
 //     type spanning a window of time, written and read at explicit instants. Deterministic,
 //     allocation-free after construction, not safe for concurrent use.
 //   - [Striped] is the concurrent window: the same buckets, one copy per P (stripe), each stripe
@@ -19,12 +19,14 @@
 // folded already, and the next write to that stripe starts it afresh). A reader never sees a
 // value that was not written: stripes are tagged with their bucket (or generation), a tag is
 // published only after its stripe was cleared, and a reader re-checks the tag after reading the
-// values and skips the stripe if it moved. If GOMAXPROCS grows after construction, two Ps share a
-// stripe and two writes may collide: again a lost write, never an invented one. Driven by one
-// goroutine, a Striped reads exactly what a Window reads for the same writes (a differential test
-// and a fuzz target prove it).
+// values and skips the stripe if it moved. If GOMAXPROCS grows after construction, the stripes
+// grow with it (the old ones are kept and still read), so no two Ps ever share a stripe and no
+// write is lost to a collision; in the builds without a per-P index (-tags ward_nolinkname) a
+// stripe is picked at random and written atomically. Driven by one goroutine, a Striped reads
+// exactly what a Window reads for the same writes (a differential test and a fuzz target prove
+// it).
 //
-// Decisions taken here that the issue did not spell out:
+// Behaviour at the edges:
 //   - A write at an instant earlier than the newest bucket written (a clock that went backwards)
 //     goes into the newest bucket, in Window and Striped alike; it never rewrites history.
 //   - Striped and Batch carry at most [MaxFields] int64 counters per bucket; values are expected

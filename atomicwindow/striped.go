@@ -52,8 +52,10 @@ const (
 )
 
 // NewStriped returns an empty concurrent window of size buckets spanning window with fields
-// counters per bucket, its first bucket opening at now. size and the bucket width are raised to
-// one as in [NewWindow]; fields is held to [1, MaxFields].
+// counters per bucket, its first bucket opening at now. It shapes what it is given as [NewWindow]
+// does (size held to [1, MaxBuckets], the bucket width raised to 1 ns); fields is held to [1,
+// MaxFields]. A Striped numbers its buckets from now in int64: with 1 ns buckets, instants more
+// than MaxInt64 nanoseconds after now all fall into the last bucket that numbering holds.
 func NewStriped(size int, window time.Duration, fields int, now int64) *Striped {
 	size, width := shape(size, window)
 	fields = min(max(fields, 1), MaxFields)
@@ -197,7 +199,7 @@ func (w *Striped) bucket(idx int64) (sum Bucket) {
 // nothing and allocates nothing.
 func (w *Striped) Each(now int64, current bool, f func(Bucket)) {
 	head, newest := w.span(now, current)
-	oldest := newest - w.size + 1 // newest >= 0 and size >= 1: no overflow
+	oldest := newest - w.size + 1        // newest >= 0 and size >= 1: no overflow
 	for i := int64(0); i < w.size; i++ { // counted, so a head at MaxInt64 still ends the loop
 		idx := oldest + i
 		if idx > head {

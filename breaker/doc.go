@@ -5,7 +5,7 @@
 //
 // # Two layers
 //
-// [Core] is the pure arithmetic (seeds/000 and seeds/003; the numbers are go-zero's
+// [Core] is the pure arithmetic (the numbers are go-zero's
 // core/breaker/googlebreaker.go, v1.10.3): deterministic, the clock and the draw passed in, not
 // safe for concurrent use. [Breaker] is the concurrent type: outcomes in a per-P striped window,
 // the drop ratio folded from it and cached, a per-thread draw, no lock and no allocation on any
@@ -28,7 +28,7 @@
 // recovery (10.5 s in TestRecoveryRun, 11 s in the simulator's seeded run: buckets where the draw
 // let no call through neither extend nor break the run).
 //
-// # Decisions the issue left open
+// # Behaviour at the edges
 //
 //   - A refusal is recorded as a Drop at the time of the latest clock reading a settle made (the
 //     refusal itself reads no clock; see [Breaker]). Successes and failures are recorded at the

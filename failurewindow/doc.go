@@ -1,6 +1,6 @@
 // Package failurewindow counts failures per key — failed logins per client address — in a sliding
 // window, concurrently, in bounded memory, so that a flood of fresh addresses can never wash out
-// the address that is actually guessing passwords. seeds/002 is the specification.
+// the address that is actually guessing passwords.
 //
 //	w, err := failurewindow.New(5, 15*time.Minute) // 5 failures per 15 minutes per address
 //	if ok, retryAfter := w.Admit(addr); !ok {
@@ -16,7 +16,7 @@
 // refused key is told accounts for it (only the newest limit stamps are kept, and the oldest of
 // them decides).
 //
-// # Decisions the issue left open
+// # Behaviour at the edges
 //
 //   - Keys longer than [MaxKeyLen] (128 bytes) are replaced by a 128-bit digest under two
 //     per-Window random seeds: no error, no allocation to look one up, and no collision an outsider

@@ -1,5 +1,5 @@
 // Package shed refuses work only when the server is both hot (CPU) and full (calls in flight over
-// what it has shown it can carry), as seeds/000 describes and go-zero's core/load/adaptiveshedder.go
+// what it has shown it can carry), as go-zero's core/load/adaptiveshedder.go
 // (v1.10.3) does: a CPU spike with nothing queued refuses nothing, and neither does a long queue on
 // an idle CPU.
 //
@@ -30,7 +30,7 @@
 // time in milliseconds (at least 1), scaled by (1000 − cpu) / (1000 − threshold), held within
 // [Floor, 1]. The current, partial bucket is left out of both readings.
 //
-// # Decisions the issue left open
+// # Behaviour at the edges
 //
 //   - The concurrent admission is a [Promise] (as in package breaker, and as go-zero names it),
 //     settled without an instant; the Core's [Ticket] takes one.

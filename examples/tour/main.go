@@ -1,5 +1,5 @@
 // Command tour puts a failing backend behind a breaker, overloads a server behind a shedder and
-// steps once through each limiter, in a few readable lines: the seeds' tour, on ward's pure cores
+// steps once through each limiter, in a few readable lines: a tour of ward's pure cores
 // with explicit instants, so the output is the same every time.
 package main
 
