@@ -3,7 +3,6 @@ package rate
 import (
 	"errors"
 	"math"
-	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -430,15 +429,4 @@ func TestPeriodExtremes(t *testing.T) {
 	if a.Take(math.MaxInt64) != Under || a.Take(math.MaxInt64) != Hit || a.Take(math.MaxInt64) != Over || a.Next(math.MaxInt64) != 3 {
 		t.Fatalf("an aligned period at the end of the range: Next = %v", a.Next(math.MaxInt64))
 	}
-}
-
-// bigTAT is a check in exact arithmetic: k one-token admissions since start, with no instant
-// after last, fit in a GCRA bucket of interval one and bound tau.
-func gcraFits(k int, start, last, one, tau int64) bool {
-	lhs := new(big.Int).Mul(big.NewInt(int64(k)), big.NewInt(one))
-	span := new(big.Int).Sub(big.NewInt(last), big.NewInt(start))
-	if span.Sign() < 0 {
-		span.SetInt64(0)
-	}
-	return lhs.Cmp(span.Add(span, big.NewInt(tau))) <= 0
 }

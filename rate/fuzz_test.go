@@ -1,0 +1,287 @@
+package rate
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/big"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// instants decodes fuzz data into at most 256 instants: each is 9 bytes, a kind and a value; an
+// even kind sets the instant to the value (anywhere in the int64 range), an odd one moves it by
+// the value's low 40 bits, forwards or backwards, wrapping round at the ends of the range.
+func instants(start int64, data []byte) []int64 {
+	var out []int64
+	now := start
+	for len(data) >= 9 && len(out) < 256 {
+		v := int64(binary.LittleEndian.Uint64(data[1:9]))
+		if data[0]%2 == 0 {
+			now = v
+		} else {
+			now = int64(uint64(now) + uint64(v>>24)) // v>>24: within ±2^39
+		}
+		out = append(out, now)
+		data = data[9:]
+	}
+	return out
+}
+
+func op(kind byte, v int64) []byte {
+	b := make([]byte, 9)
+	b[0] = kind
+	binary.LittleEndian.PutUint64(b[1:], uint64(v))
+	return b
+}
+
+// latest returns the latest of the instants and start.
+func latest(start int64, ins []int64) int64 {
+	m := start
+	for _, n := range ins {
+		m = max(m, n)
+	}
+	return m
+}
+
+func checkWait(t *testing.T, what string, w time.Duration, granted bool) {
+	t.Helper()
+	if w < 0 || (granted && w != 0) || (!granted && w < 1) {
+		t.Fatalf("%s: wait %v (granted %v)", what, w, granted)
+	}
+}
+
+// FuzzBucket builds both buckets from fuzzed parameters (any float64, NaN and infinities among
+// them) and plays fuzzed instants: construction errors exactly outside the documented bounds and
+// names the field; a full bucket admits floor(burst) at once, the limiter as the pure bucket;
+// waits are within [1 ns, Forever] on a refusal and 0 on a grant; neither ever grants more than
+// the burst plus the refill over the span of the instants.
+func FuzzBucket(f *testing.F) {
+	seeds := []struct {
+		rate, burst, n float64
+		start          int64
+	}{
+		{6, 1, 1, 0}, {7, 0.5, 1, 5}, {600, 3, 2.5, -5}, {1500, 1, 1, 1 << 60}, {1.0 / 3, 10, 0.1, 0},
+		{1e9, 1e6, 1, math.MinInt64}, {1, 1e10, 1, 0}, {1e-10, 1, 1, 0}, {math.NaN(), 1, 1, 0},
+		{math.Inf(1), math.Inf(1), math.NaN(), math.MaxInt64}, {0, 0, -1, 0}, {1e300, MaxBurst, 1e20, 0},
+		{math.SmallestNonzeroFloat64, 2, 1, math.MaxInt64 - 5},
+	}
+	for _, c := range seeds {
+		data := slices.Concat(op(1, 1e9<<24), op(0, math.MaxInt64), op(0, math.MinInt64), op(1, -3<<24), op(0, c.start+1))
+		f.Add(c.rate, c.burst, c.n, c.start, data)
+	}
+	f.Fuzz(func(t *testing.T, rate, burst, n float64, start int64, data []byte) {
+		b, err := NewBucket(rate, burst, start)
+		validRate := !math.IsNaN(rate) && !math.IsInf(rate, 0) && rate >= 0
+		validBurst := !math.IsNaN(burst) && burst >= 0 && burst <= MaxBurst
+		if (err == nil) != (validRate && validBurst) {
+			t.Fatalf("NewBucket(%v, %v): %v", rate, burst, err)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "burst") {
+				t.Fatalf("NewBucket(%v, %v): %v does not name the field", rate, burst, err)
+			}
+			return
+		}
+		want := math.Floor(b.Burst())
+		ins := instants(start, data)
+		last := latest(start, ins)
+		elapsed := 0.0
+		if last > start {
+			elapsed = float64(since(last, start)) / 1e9
+		}
+
+		granted := 0.0
+		for i, now := range ins {
+			c := []float64{1, n}[i%2]
+			next := b.Next(now, c)
+			ok := b.Take(now, c)
+			checkWait(t, "Bucket.Next", next, ok)
+			if ok {
+				granted += cost(c)
+			}
+		}
+		if bound := b.Burst() + b.Rate()*elapsed; granted > bound*(1+1e-9)+1e-6 {
+			t.Fatalf("Bucket granted %v, at most %v over %v s", granted, bound, elapsed)
+		}
+
+		l, err := NewBucketLimiter(rate, burst, WithClock(func() int64 { return start }))
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "burst") {
+				t.Fatalf("NewBucketLimiter(%v, %v): %v does not name the field", rate, burst, err)
+			}
+			every := 1e9 / rate
+			if validBurst && every >= 1 && every*max(burst, 1) < math.MaxInt64/2 {
+				t.Fatalf("NewBucketLimiter(%v, %v) refused a fill time of %v ns: %v", rate, burst, every*max(burst, 1), err)
+			}
+			return
+		}
+		if want <= 1000 && start <= math.MaxInt64-l.tauNs {
+			got := 0.0
+			for got <= want && l.Allow() {
+				got++
+			}
+			if got != want {
+				t.Fatalf("BucketLimiter(%v, %v): a full bucket admitted %v, want %v", rate, burst, got, want)
+			}
+		}
+		total := new(big.Int)
+		for i, now := range ins {
+			c := []float64{1, n}[i%2]
+			ok, wait := l.TakeAt(now, c)
+			checkWait(t, "BucketLimiter.TakeAt", wait, ok)
+			if ok {
+				inc, _ := l.span(cost(c))
+				total.Add(total, big.NewInt(inc))
+			}
+			if tok := l.TokensAt(now); !(tok >= 0 && tok <= l.burst) {
+				t.Fatalf("BucketLimiter: %v tokens", tok)
+			}
+		}
+		// Every admission moved the TAT by its cost from no earlier than start (and the Allow
+		// calls above by one interval each, within the burst): at most the span of the
+		// instants plus twice the burst's nanoseconds.
+		span := big.NewInt(0)
+		if last > start {
+			span.SetUint64(since(last, start))
+		}
+		span.Add(span, big.NewInt(l.tauNs))
+		span.Add(span, big.NewInt(l.tauNs))
+		if total.Cmp(span) > 0 {
+			t.Fatalf("BucketLimiter admitted %v ns of tokens, at most %v", total, span)
+		}
+	})
+}
+
+// FuzzSliding builds a window from fuzzed parameters and plays fuzzed instants and releases: at
+// most quota admissions in any window-long stretch, whatever their order; Left and Next agree
+// with Take; an instant at or after every admission is judged exactly.
+func FuzzSliding(f *testing.F) {
+	trace := slices.Concat(op(0, 0), op(0, 1), op(0, 11), op(0, 2))
+	f.Add(2, int64(10), trace)
+	f.Add(3, int64(time.Second), slices.Concat(op(0, math.MaxInt64), op(0, math.MinInt64), op(3, 0), op(1, 5<<24)))
+	f.Add(math.MaxInt, int64(1), trace)
+	f.Add(1, int64(math.MaxInt64), trace)
+	f.Add(0, int64(-1), trace)
+	f.Fuzz(func(t *testing.T, quota int, window int64, data []byte) {
+		valid := quota >= 1 && quota <= MaxSlidingQuota && window > 0
+		if valid && quota > 4096 {
+			return // valid and large: what it does is the same, and 8 bytes a slot make it slow
+		}
+		s, err := NewSliding(quota, time.Duration(window))
+		if (err == nil) != valid {
+			t.Fatalf("NewSliding(%d, %d): %v", quota, window, err)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "quota") && !strings.Contains(err.Error(), "window") {
+				t.Fatalf("NewSliding(%d, %d): %v does not name the field", quota, window, err)
+			}
+			return
+		}
+		var kept []int64
+		newest := int64(math.MinInt64)
+		for i, now := range instants(0, data) {
+			if data[i*9]%4 == 3 {
+				s.Release(now)
+				best := -1
+				for k, v := range kept {
+					if v <= now && (best < 0 || v > kept[best]) {
+						best = k
+					}
+				}
+				if best >= 0 {
+					kept = slices.Delete(kept, best, best+1)
+				}
+				continue
+			}
+			left, next := s.Left(now), s.Next(now)
+			ok := s.Take(now)
+			if (left > 0) != ok || (next == 0) != ok || next < 0 || left < 0 || left > quota {
+				t.Fatalf("Take(%d) = %v, but Left = %d, Next = %v", now, ok, left, next)
+			}
+			if now >= newest {
+				if now != newest && next > time.Duration(window) {
+					t.Fatalf("in order at %d: Next = %v, over the window", now, next)
+				}
+				live := 0
+				for _, k := range kept {
+					if !s.out(k, now) {
+						live++
+					}
+				}
+				if ok != (live < quota) {
+					t.Fatalf("in order at %d: Take = %v with %d live of %d", now, ok, live, quota)
+				}
+			}
+			if ok {
+				kept = append(kept, now)
+				newest = max(newest, now)
+			}
+		}
+		checkWindows(t, kept, quota, window)
+	})
+}
+
+// FuzzPeriod builds a period counter (pure and concurrent) from fuzzed parameters and plays
+// fuzzed instants: both give the same answers; no period ends before a period has passed since
+// its start; at most quota admissions per period; Left and Next stay within their bounds.
+func FuzzPeriod(f *testing.F) {
+	jumps := slices.Concat(op(0, 5e18), op(0, -5e18), op(0, math.MaxInt64), op(0, math.MinInt64+1), op(1, 7<<24))
+	f.Add(3, int64(time.Second), true, jumps)
+	f.Add(1, int64(time.Hour), false, jumps)
+	f.Add(math.MaxInt, int64(math.MaxInt64), true, jumps)
+	f.Add(2, int64(10), true, jumps)
+	f.Add(0, int64(-5), false, jumps)
+	f.Fuzz(func(t *testing.T, quota int, period int64, align bool, data []byte) {
+		p, err := NewPeriod(quota, time.Duration(period), align)
+		l, lerr := NewPeriodLimiter(quota, time.Duration(period), align)
+		if (err == nil) != (quota >= 1) || (lerr == nil) != (err == nil) {
+			t.Fatalf("NewPeriod(%d, %d): %v, %v", quota, period, err, lerr)
+		}
+		if err != nil {
+			return
+		}
+		length := max(period, 1)
+		count := 0
+		var u Usage
+		for i, now := range instants(0, data) {
+			if data[i*9]%4 == 3 {
+				p.Release(now)
+				l.Release(now)
+				if v := p.current(p.usage, now); v.Open && v.Start == u.Start {
+					count = v.Count
+				}
+				continue
+			}
+			q := p.Take(now)
+			if lq := l.TakeAt(now); lq != q {
+				t.Fatalf("at %d: PeriodLimiter %v, Period %v", now, lq, q)
+			}
+			v := p.usage
+			if !u.Open || v.Start != u.Start {
+				if u.Open && !(now >= u.Start && since(now, u.Start) >= uint64(length)) {
+					t.Fatalf("the period from %d ended at %d, before %d ns", u.Start, now, length)
+				}
+				if v.Start > now || (v.Start != math.MinInt64 && since(now, v.Start) >= uint64(length)) {
+					t.Fatalf("a period opened at %d starts at %d", now, v.Start)
+				}
+				if align && v.Start != math.MinInt64 && v.Start%length != 0 {
+					t.Fatalf("an aligned period starts at %d", v.Start)
+				}
+				count = 0
+			}
+			u = v
+			if q != Over {
+				count++
+			}
+			if count > quota {
+				t.Fatalf("%d admitted in the period from %d, quota %d", count, u.Start, quota)
+			}
+			if left, next := p.Left(now), p.Next(now); left < 0 || left > quota || next < 0 || next > time.Duration(length) || left != l.Left(now) {
+				t.Fatalf("at %d: Left %d (limiter %d), Next %v", now, left, l.Left(now), next)
+			}
+		}
+	})
+}
