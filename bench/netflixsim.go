@@ -4,7 +4,7 @@ import (
 	"github.com/platinummonkey/go-concurrency-limits/core"
 	"github.com/platinummonkey/go-concurrency-limits/limit"
 
-	"github.com/wardgo/ward/internal/sim"
+	"github.com/wardgo/ward/sim"
 )
 
 // netflixAdmitter drives one of the Go port's limit algorithms in the simulator: it enforces

@@ -3,7 +3,7 @@ package bench
 import (
 	"testing"
 
-	"github.com/wardgo/ward/internal/sim"
+	"github.com/wardgo/ward/sim"
 )
 
 // TestNetflixSim runs the port's algorithms through the capacity scenario: the simulator drives

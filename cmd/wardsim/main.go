@@ -15,7 +15,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/wardgo/ward/internal/sim"
+	"github.com/wardgo/ward/sim"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/wardgo/ward/bench"
-	"github.com/wardgo/ward/internal/sim"
+	"github.com/wardgo/ward/sim"
 )
 
 func main() {

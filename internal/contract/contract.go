@@ -1,0 +1,115 @@
+// Package contract holds the pieces every ward package shares to keep one contract: the two
+// sentinels every refusal and every configuration error match, the refusal that carries a wait,
+// the field-naming configuration error, the option loop, and the one classification Do applies to
+// fn's error. The root package re-exports what users need.
+package contract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrRefused is matched, with errors.Is, by every refusal of every ward type.
+var ErrRefused = errors.New("ward: refused")
+
+// ErrInvalid is matched, with errors.Is, by every configuration error of every ward package.
+var ErrInvalid = errors.New("ward: invalid configuration")
+
+// sentinel is a package's own error that also matches a shared one.
+type sentinel struct {
+	msg    string
+	parent error
+}
+
+func (s *sentinel) Error() string        { return s.msg }
+func (s *sentinel) Is(target error) bool { return target == s.parent }
+
+// Refusal returns a package's refusal sentinel: its own error, matching [ErrRefused] too.
+// Returning it allocates nothing.
+func Refusal(msg string) error { return &sentinel{msg, ErrRefused} }
+
+// Invalid returns a package's configuration sentinel, matching [ErrInvalid] too.
+func Invalid(msg string) error { return &sentinel{msg, ErrInvalid} }
+
+// Field returns a configuration error naming the field: "<pkg sentinel>: <field> = <got>, want
+// <want>", matching the package's sentinel and [ErrInvalid].
+func Field(pkg error, field string, got any, want string) error {
+	return fmt.Errorf("%w: %s = %v, want %s", pkg, field, got, want)
+}
+
+// Apply runs every option over c in order and stops at the first error; a nil option is an error
+// naming its position.
+func Apply[C any, O ~func(*C) error](pkg error, c *C, opts []O) error {
+	for i, o := range opts {
+		if o == nil {
+			return Field(pkg, fmt.Sprintf("option %d", i), "nil", "an Option")
+		}
+		if err := o(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Waited is a refusal that knows how long until the call would pass.
+type Waited struct {
+	Err  error         // the package's refusal sentinel
+	Wait time.Duration // how long until a call would pass; > 0
+}
+
+func (w *Waited) Error() string { return w.Err.Error() + " (retry in " + w.Wait.String() + ")" }
+func (w *Waited) Unwrap() error { return w.Err }
+
+// Wait returns err with its wait attached, or err itself when the wait is unknown (zero or less).
+// Attaching allocates one small value; the sentinel alone allocates nothing.
+func Wait(err error, wait time.Duration) error {
+	if wait <= 0 {
+		return err
+	}
+	return &Waited{Err: err, Wait: wait}
+}
+
+// RetryAfter returns the wait a refusal carries, if it carries one.
+func RetryAfter(err error) (time.Duration, bool) {
+	var w *Waited
+	if errors.As(err, &w) {
+		return w.Wait, true
+	}
+	return 0, false
+}
+
+// Outcome is how a call is settled.
+type Outcome uint8
+
+const (
+	// Pass is a success.
+	Pass Outcome = iota
+	// Fail is an overload or a failure: the signal that moves limits and ratios.
+	Fail
+	// Ignore is neutral: the caller's own error or cancellation. It frees the slot and records
+	// nothing.
+	Ignore
+)
+
+// Classify is the one classification every Do applies to fn's error: nil is a success; the
+// caller's own cancellation (context.Canceled while ctx is done) is neutral; a deadline
+// (context.DeadlineExceeded) is an overload; an error own says is the caller's own (not found,
+// validation) settles as ownAs; any other error settles as otherAs, or as Fail if fail says it is
+// an overload. own and fail may be nil.
+func Classify(ctx context.Context, err error, own, fail func(error) bool, ownAs, otherAs Outcome) Outcome {
+	switch {
+	case err == nil:
+		return Pass
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return Ignore
+	case errors.Is(err, context.DeadlineExceeded):
+		return Fail
+	case fail != nil && fail(err):
+		return Fail
+	case own != nil && own(err):
+		return ownAs
+	}
+	return otherAs
+}
