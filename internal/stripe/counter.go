@@ -4,10 +4,10 @@ package stripe
 // is a pinned add into the P's own copy (about 2.5 ns, no atomic read-modify-write on a shared
 // line) and Load sums the copies. It loses no update, whatever GOMAXPROCS does; a Load racing an
 // Add may or may not see it. Used for refusal counts and call sampling, which must cost a few
-// nanoseconds. The zero Counter is ready to use; it must not be copied after first use.
+// nanoseconds. Init it before use; it must not be copied after.
 type Counter struct{ t Table }
 
-// Init makes the per-P copies up front rather than on the first Add.
+// Init makes the per-P copies.
 func (c *Counter) Init() { c.t.Init(1) }
 
 // Add adds d to the calling P's copy and returns that copy's new value (not the total).

@@ -47,7 +47,8 @@ func BenchmarkPin(b *testing.B) {
 }
 
 func TestCounter(t *testing.T) {
-	var c Counter // the zero value works
+	var c Counter
+	c.Init()
 	for i := 0; i < 100; i++ {
 		c.Add(2)
 	}
@@ -119,4 +120,16 @@ func TestCounterExactAcrossGOMAXPROCS(t *testing.T) {
 	if c.t.Rows() < 32 {
 		t.Logf("table rows %d: GOMAXPROCS 32 never pinned a P past the first rows (scheduling)", c.t.Rows())
 	}
+}
+
+// TestZeroTablePanicsBeforePinning: Pin on a Table never Init'ed panics, and the panic can be
+// recovered: nothing was pinned.
+func TestZeroTablePanicsBeforePinning(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Pin on a zero Table did not panic")
+		}
+	}()
+	var tb Table
+	tb.Pin()
 }

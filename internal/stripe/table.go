@@ -27,8 +27,8 @@ const MaxRows = 1 << 16
 // In the builds where Pin cannot learn the P ([Pinned] false) a row is picked at random and the
 // words are written atomically ([Plain] false): still exact, and slower.
 //
-// The zero Table is usable and makes rows of one cache line on first use; [Table.Init] chooses the
-// row size and makes the rows up front. A Table must not be copied after first use.
+// [Table.Init] chooses the row size and makes the rows; a Table must be Init'ed before use and not
+// copied after.
 type Table struct {
 	cur    atomic.Pointer[rows]
 	mu     sync.Mutex
@@ -62,31 +62,32 @@ func (t *Table) Words() int {
 
 // Pin pins the calling goroutine to its P and returns the start of the P's row: call [Unpin] as
 // soon as the row is written, and do nothing that can panic in between (a pinned goroutine cannot
-// be preempted, and a panic leaves its P pinned). The row is [Table.Words] words long.
+// be preempted, and a panic leaves its P pinned). The row is [Table.Words] words long. Pin on a
+// Table that was never Init'ed panics before pinning.
 func (t *Table) Pin() unsafe.Pointer {
-	if r := t.cur.Load(); r != nil {
-		if p := pin(r.n); uint(p) < uint(r.n) {
-			return unsafe.Add(r.base, uintptr(p)*r.size)
-		}
-		Unpin()
+	r := t.cur.Load()
+	if p := pin(r.n); uint(p) < uint(r.n) {
+		return unsafe.Add(r.base, uintptr(p)*r.size)
 	}
 	return t.pinSlow()
 }
 
-// pinSlow grows the table until the P the goroutine is pinned to has a row. A goroutine may move
-// to another P between the check and the pin, hence the loop; it ends once the table holds every P
-// the runtime has.
+// pinSlow grows the table until the P the goroutine is pinned to has a row. It is entered pinned
+// (Pin found the P past the rows) and unpins before growing. A goroutine may move to another P
+// between the check and the next pin, hence the loop; it ends once the table holds every P the
+// runtime has.
 func (t *Table) pinSlow() unsafe.Pointer {
-	p := 0
 	for {
+		p := pin(0) // the P this goroutine is pinned to: pinned twice now
+		Unpin()
+		Unpin()
+		if p >= MaxRows {
+			panic("stripe: P index past MaxRows")
+		}
 		t.grow(p)
 		r := t.cur.Load()
 		if p = pin(r.n); uint(p) < uint(r.n) {
 			return unsafe.Add(r.base, uintptr(p)*r.size)
-		}
-		Unpin()
-		if p >= MaxRows {
-			panic("stripe: P index past MaxRows")
 		}
 	}
 }
