@@ -21,6 +21,13 @@ func (c *Counter) Add(d int64) int64 {
 
 // Inc adds one to the calling P's copy: a refusal's count, as cheap as a count gets.
 func (c *Counter) Inc() {
+	r := c.t.Current()
+	if w := r.Row(PinRow(r)); w != nil {
+		Add((*int64)(w), 1)
+		Unpin()
+		return
+	}
+	Unpin()
 	Add((*int64)(c.t.Pin()), 1)
 	Unpin()
 }

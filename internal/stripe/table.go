@@ -35,6 +35,9 @@ type Table struct {
 	stride int // words per row; set once, by Init or the first growth
 }
 
+// Rows is the set of rows a [Table] hands out now; see [Table.Current].
+type Rows = rows
+
 type rows struct {
 	base unsafe.Pointer // row 0
 	size uintptr        // bytes per row, a whole number of cache lines
@@ -70,6 +73,26 @@ func (t *Table) Pin() unsafe.Pointer {
 		return unsafe.Add(r.base, uintptr(p)*r.size)
 	}
 	return t.pinSlow()
+}
+
+// Current returns the rows in use now, for a caller on the hottest path that pins and finds its
+// row inline, without Pin's call:
+//
+//	r := t.Current()
+//	if w := r.Row(stripe.PinRow(r)); w != nil { …write w…; stripe.Unpin() } else { stripe.Unpin(); …t.Pin()… }
+func (t *Table) Current() *Rows { return t.cur.Load() }
+
+// PinRow pins the calling goroutine to its P and returns the P's index for r: what [Rows.Row]
+// takes. Call Unpin after, whatever Row answers.
+func PinRow(r *Rows) int { return pin(r.n) }
+
+// Row returns the start of row p, or nil when p is past the rows (GOMAXPROCS grew: use
+// [Table.Pin], which grows the table).
+func (r *Rows) Row(p int) unsafe.Pointer {
+	if uint(p) < uint(r.n) {
+		return unsafe.Add(r.base, uintptr(p)*r.size)
+	}
+	return nil
 }
 
 // pinSlow grows the table until the P the goroutine is pinned to has a row. It is entered pinned
