@@ -63,7 +63,7 @@ func BenchmarkAcquire(b *testing.B) {
 // BenchmarkRefuse measures a refusal: the limit is full.
 func BenchmarkRefuse(b *testing.B) {
 	b.Run("impl=ward", func(b *testing.B) {
-		l, _ := New(Fixed(1))
+		l, _ := New(mustFixed(1))
 		hold, _ := l.Acquire()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

@@ -4,11 +4,14 @@
 //
 // # Two layers
 //
-// The rules are the pure arithmetic: a [Rule] sees one [Sample] (a response time, the calls in
-// flight, whether the call dropped) and moves a limit. They are deterministic, allocation-free and
-// not safe for concurrent use; the draws the probing rules need are passed in. The [Limiter] is the
-// concurrent layer: a compare-and-set on the in-flight count against the limit, samples gathered in
-// per-P stripes, and the rule applied once per window by whichever call closes it.
+// The pure arithmetic is a [Core]: a count of calls in flight held under a limit that a [Rule]
+// moves once per [Window]. Its instants are arguments; it is deterministic, allocation-free and not
+// safe for concurrent use. The rules themselves are pure too: a Rule sees one [Sample] (a response
+// time, the calls in flight, whether a call failed) and moves a limit; the draws the probing rules
+// need are passed in. The [Limiter] is the concurrent layer of the Core's arithmetic: a
+// compare-and-set on the in-flight count against the limit, samples gathered in per-P stripes, and
+// the rule applied once per window by whichever call closes it. Driven from one goroutine with an
+// injected clock and WithSampleEvery(1), a Limiter gives exactly a Core's decisions and limits.
 //
 //	rule, _ := adaptive.NewGradient(adaptive.DefaultGradient())
 //	limiter, _ := adaptive.New(rule)
@@ -21,12 +24,16 @@
 //	case err == nil:
 //		lease.Pass() // the response time is a sample
 //	case isTimeoutOrOverload(err):
-//		lease.Drop() // a sample marked dropped
+//		lease.Fail() // a sample marked dropped
 //	default:
 //		lease.Ignore() // a bad request: frees the slot, says nothing about load
 //	}
 //
-// [Limiter.Do] does the same around a func(context.Context) error.
+// [Limiter.Do] does the same around a func(context.Context) error, with ward's one
+// classification: nil is a Pass; context.DeadlineExceeded and the errors [WithFailure] names are
+// a Fail; the caller's own cancellation, the errors [WithOwnError] names and every other error are
+// an Ignore (only overloads and successes say anything about load); a panic is a Fail and
+// continues. A refusal is [ErrLimitExceeded], which matches ward.ErrRefused and carries no wait.
 //
 // # Which rule
 //
@@ -46,25 +53,44 @@
 //     re-measures now and then. Good when the no-load latency is stable and known to be the floor.
 //   - [MinRTTRule] (Netflix's first Gradient): kept for services tuned to it; a minimum never
 //     forgets a lucky call, and its probes cost a dip in throughput.
-//   - [Fixed]: when you know the right number (a pool of 10 connections, a licence for 4
+//   - [FixedRule] ([NewFixed]): when you know the right number (a pool of 10 connections, a licence for 4
 //     sessions) a fixed limit is simpler and more predictable than any adaptive rule. If you need
 //     calls per second, use a rate limiter instead.
 //
 // Every preset is Netflix concurrency-limits 0.5.4 (the Java original) field by field; each field's
 // doc names its source.
 //
-// # Behaviour at the edges
+// # Names
 //
-//   - Windows last at least 1 s and at least 10 timed samples. A window that has run
-//     its time with fewer is extended: its end moves one window past the call that found it short,
-//     and it keeps its samples.
+// [MinRTT.ProbeEvery] is a count of samples between probes, and [Vegas.ProbeMultiplier] a
+// multiplier of the limit (Netflix's probeInterval and probeMultiplier): a bare "Probe" would not
+// say which. The calls in flight are InFlight everywhere. Every configuration error matches
+// [ErrInvalid] and names its field.
+//
+// # Edge cases
+//
+//   - Windows last at least [Window.Duration] (1 s) and at least [Window.MinSamples] (10) timed
+//     calls. A window that has run its time with fewer is extended: its end moves one Duration past
+//     the call that found it short, and it keeps its samples.
+//   - The clock: [Limiter.Now] is the clock the Limiter times calls on (ward's monotonic clock, or
+//     WithClock's). A Core takes instants of any one origin. A window's end more than one Duration
+//     after the instant a call settles at cannot come from a clock that only moves forward: it is
+//     read as the clock having jumped back (or an instant of another origin) and the window is due
+//     at once, so mixing origins never wedges the limit. A call that settles at an instant before
+//     the one it started at has a response time of 0; one whose start is of an earlier origin has
+//     a huge one, which the latency rules read as overload (the limit falls, never rises past Max).
+//     A window's sum of response times past 2⁶³ ns (only instants of two origins reach it) wraps.
 //   - By default one admitted call in [DefaultSampleEvery] is timed (two clock reads); the others
 //     settle without reading the clock. The window's latency is the average of the timed calls. At
-//     low traffic this makes windows longer; [WithSampleEvery](1) times every call.
+//     low traffic this makes windows longer; [WithSampleEvery](1) times every call. A Core times
+//     every call.
 //   - A sample with no latency (RTT <= 0) is ignored by the latency rules (Netflix's Vegas throws
 //     on one); AIMD still reads its drop flag.
 //   - A draw outside [0, 1), NaN included, is held into [0, 1).
-//   - A Lease is a value: settling the variable twice is a no-op; settling two copies of one lease
-//     is a caller's bug this package cannot see (it would free two slots).
-//   - The limit a Limiter enforces is the rule's Limit(), with anything under 1 raised to 1.
+//   - A Lease and a Ticket are values: settling the variable twice is a no-op; settling two copies
+//     of one lease is a caller's bug this package cannot see (it would free two slots).
+//   - The limit enforced is the rule's Limit(), with anything under 1 raised to 1: a rule of your
+//     own may return 0, and a limit of 0 would refuse every call forever. The rules that ship never
+//     go under their Min (at least 1); [NewFixed] of less than 1 is an error, not a limit of 1.
+//   - A nil rule, a nil option, a nil clock and a nil predicate are configuration errors.
 package adaptive

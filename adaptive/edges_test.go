@@ -26,7 +26,7 @@ func TestZeroLimiterPanicsBeforePinning(t *testing.T) {
 // TestRefusalCountExactAcrossGOMAXPROCS: every refusal is counted once while GOMAXPROCS moves.
 func TestRefusalCountExactAcrossGOMAXPROCS(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	l, err := New(Fixed(1))
+	l, err := New(mustFixed(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,16 +58,16 @@ func FuzzRulePolicies(f *testing.F) {
 			r, err = NewAIMD(AIMD{Initial: initial, Min: lo, Max: hi, Backoff: frac, Timeout: time.Duration(timeout)})
 		case 1:
 			name = "Vegas."
-			r, err = NewVegas(Vegas{Initial: initial, Max: hi, Smoothing: smoothing, Alpha: a, Beta: b, Threshold: c, Step: d, Probe: lo}, rolls)
+			r, err = NewVegas(Vegas{Initial: initial, Max: hi, Smoothing: smoothing, Alpha: a, Beta: b, Threshold: c, Step: d, ProbeMultiplier: lo}, rolls)
 		case 2:
 			name = "Gradient."
 			r, err = NewGradient(Gradient{Initial: initial, Min: lo, Max: hi, Smoothing: smoothing, Queue: a, Window: b, Tolerance: tol})
 		case 3:
 			name = "MinRTT."
-			r, err = NewMinRTT(MinRTT{Initial: initial, Min: lo, Max: hi, Smoothing: smoothing, Queue: a, Tolerance: tol, Probe: b, Backoff: frac}, rolls)
+			r, err = NewMinRTT(MinRTT{Initial: initial, Min: lo, Max: hi, Smoothing: smoothing, Queue: a, Tolerance: tol, ProbeEvery: b, Backoff: frac}, rolls)
 		}
 		if err != nil {
-			if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), ": "+name) {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), ": "+name) {
 				t.Fatalf("construction error %q does not name a %s field", err, name)
 			}
 			return

@@ -3,12 +3,16 @@ package adaptive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wardgo/ward/internal/contract"
 )
 
 // manual is an injected clock.
@@ -18,7 +22,7 @@ func (m *manual) read() int64             { return m.now }
 func (m *manual) advance(d time.Duration) { m.now += int64(d) }
 
 func TestAcquireRefusesAtLimit(t *testing.T) {
-	l, err := New(Fixed(2))
+	l, err := New(mustFixed(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +30,11 @@ func TestAcquireRefusesAtLimit(t *testing.T) {
 	b, ok2 := l.Acquire()
 	_, ok3 := l.Acquire()
 	if !ok1 || !ok2 || ok3 {
-		t.Fatalf("Acquire ×3 at Fixed(2) = %v %v %v, want true true false", ok1, ok2, ok3)
+		t.Fatalf("Acquire ×3 at mustFixed(2) = %v %v %v, want true true false", ok1, ok2, ok3)
 	}
 	a.Pass()
 	a.Pass() // settling the same lease twice is a no-op
-	a.Drop()
+	a.Fail()
 	a.Ignore()
 	if l.InFlight() != 1 {
 		t.Fatalf("InFlight after one lease settled (four times) = %d, want 1", l.InFlight())
@@ -43,19 +47,54 @@ func TestAcquireRefusesAtLimit(t *testing.T) {
 	}
 }
 
+// TestNewErrors: every bad option, a nil option and a nil rule are errors matching ErrInvalid
+// (and ward's shared one) that name what was wrong.
 func TestNewErrors(t *testing.T) {
-	for name, opts := range map[string][]Option{
-		"WithClock":             {WithClock(nil)},
-		"WithWindow.duration":   {WithWindow(0, 10)},
-		"WithWindow.minSamples": {WithWindow(time.Second, 0)},
-		"WithSampleEvery":       {WithSampleEvery(3)},
+	for field, opts := range map[string][]Option{
+		"WithClock":          {WithClock(nil)},
+		"Window.Duration":    {WithWindow(Window{Duration: 0, MinSamples: 10})},
+		"Window.MinSamples":  {WithWindow(Window{Duration: time.Second, MinSamples: 0})},
+		"WithSampleEvery":    {WithSampleEvery(3)},
+		"WithOwnError":       {WithOwnError(nil)},
+		"WithFailure":        {WithFailure(nil)},
+		"option 1":           {WithSampleEvery(1), nil},
+		"option 0":           {nil},
+		"Window.Duration = ": {WithWindow(Window{Duration: -1, MinSamples: 1})},
 	} {
-		if _, err := New(Fixed(1), opts...); !errors.Is(err, ErrInvalidPolicy) {
-			t.Errorf("%s: err = %v, want ErrInvalidPolicy", name, err)
+		_, err := New(mustFixed(1), opts...)
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, contract.ErrInvalid) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: err = %v, want ErrInvalid naming %s", field, err, field)
 		}
 	}
-	if _, err := New(nil); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := New(nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rule") {
 		t.Errorf("nil rule: err = %v", err)
+	}
+	if _, err := NewCore(nil, DefaultWindow(), 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NewCore(nil rule): err = %v", err)
+	}
+	if _, err := NewCore(mustFixed(1), Window{Duration: time.Second}, 0); !errors.Is(err, ErrInvalid) ||
+		!strings.Contains(err.Error(), "Window.MinSamples") {
+		t.Errorf("NewCore(MinSamples 0): err = %v", err)
+	}
+}
+
+// TestNow: Now reads the limiter's clock, the one its leases are timed on.
+func TestNow(t *testing.T) {
+	clk := &manual{now: 12345}
+	l, err := New(mustFixed(1), WithClock(clk.read))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Now(); got != 12345 {
+		t.Fatalf("Now() = %d, want the injected clock's 12345", got)
+	}
+	clk.advance(ms)
+	if got := l.Now(); got != 12345+int64(ms) {
+		t.Fatalf("Now() = %d after 1ms, want %d", got, 12345+int64(ms))
+	}
+	d, _ := New(mustFixed(1))
+	if a, b := d.Now(), d.Now(); b < a {
+		t.Fatalf("the default clock went back: %d then %d", a, b)
 	}
 }
 
@@ -73,7 +112,7 @@ func TestWindowing(t *testing.T) {
 		}
 		clk.advance(rtt)
 		if drop {
-			lease.Drop()
+			lease.Fail()
 		} else {
 			lease.Pass()
 		}
@@ -117,37 +156,27 @@ func (r *recorder) Sample(s Sample) { r.got = append(r.got, s) }
 // copy of the rule the window aggregates computed here independently: the limit trajectories are
 // equal.
 func TestLimiterMatchesRule(t *testing.T) {
+	minRTT := DefaultMinRTT()
+	minRTT.ProbeEvery = 20
+	aimd := DefaultAIMD()
+	aimd.Min = 1
 	rules := map[string]func() (Rule, Rule){
-		"AIMD": func() (Rule, Rule) {
-			p := DefaultAIMD()
-			p.Min = 1
-			a, _ := NewAIMD(p)
-			b, _ := NewAIMD(p)
-			return a, b
-		},
+		"AIMD": func() (Rule, Rule) { return twice(func() (*AIMDRule, error) { return NewAIMD(aimd) }) },
 		"Gradient": func() (Rule, Rule) {
-			a, _ := NewGradient(DefaultGradient())
-			b, _ := NewGradient(DefaultGradient())
-			return a, b
+			return twice(func() (*GradientRule, error) { return NewGradient(DefaultGradient()) })
 		},
 		"Vegas": func() (Rule, Rule) {
-			a, _ := NewVegas(DefaultVegas(), constRoll(0.3))
-			b, _ := NewVegas(DefaultVegas(), constRoll(0.3))
-			return a, b
+			return twice(func() (*VegasRule, error) { return NewVegas(DefaultVegas(), constRoll(0.3)) })
 		},
 		"MinRTT": func() (Rule, Rule) {
-			p := DefaultMinRTT()
-			p.Probe = 20
-			a, _ := NewMinRTT(p, constRoll(0.7))
-			b, _ := NewMinRTT(p, constRoll(0.7))
-			return a, b
+			return twice(func() (*MinRTTRule, error) { return NewMinRTT(minRTT, constRoll(0.7)) })
 		},
 	}
 	for name, mk := range rules {
 		t.Run(name, func(t *testing.T) {
 			inside, model := mk()
 			clk := &manual{}
-			l, _ := New(inside, WithClock(clk.read), WithSampleEvery(1), WithWindow(time.Second, 10))
+			l, _ := New(inside, WithClock(clk.read), WithSampleEvery(1), WithWindow(Window{Duration: time.Second, MinSamples: 10}))
 			r := rand.New(rand.NewPCG(7, 9))
 			var open []Lease
 			var sum, n, peak int64
@@ -174,7 +203,7 @@ func TestLimiterMatchesRule(t *testing.T) {
 					lease.Ignore()
 					continue
 				case 1:
-					lease.Drop()
+					lease.Fail()
 					dropped = true
 				default:
 					lease.Pass()
@@ -209,7 +238,7 @@ func TestSampledTiming(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	clk := &manual{}
 	rec := &recorder{limit: 1000}
-	l, _ := New(rec, WithClock(clk.read), WithWindow(time.Second, 1))
+	l, _ := New(rec, WithClock(clk.read), WithWindow(Window{Duration: time.Second, MinSamples: 1}))
 	reads := 0
 	l.clock = func() int64 { reads++; return clk.now }
 	for i := 0; i < 8*DefaultSampleEvery; i++ {
@@ -222,7 +251,7 @@ func TestSampledTiming(t *testing.T) {
 		t.Fatalf("%d clock reads for %d calls, want %d", reads, 8*DefaultSampleEvery, 2*8)
 	}
 	lease, _ := l.Acquire() // untimed (the 65th call)
-	lease.Drop()
+	lease.Fail()
 	clk.advance(time.Second)
 	for i := 0; i < DefaultSampleEvery; i++ {
 		lease, _ := l.Acquire()
@@ -234,7 +263,7 @@ func TestSampledTiming(t *testing.T) {
 }
 
 func TestAllocs(t *testing.T) {
-	l, _ := New(Fixed(1), WithSampleEvery(1))
+	l, _ := New(mustFixed(1), WithSampleEvery(1))
 	if a := testing.AllocsPerRun(1000, func() {
 		lease, _ := l.Acquire()
 		lease.Pass()
@@ -257,57 +286,130 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
+// TestDo walks ward's one classification through Do: which errors are samples (Pass, Fail) and
+// which only free the slot (Ignore), with fn's error returned unchanged and a nested call over
+// the limit refused without running.
 func TestDo(t *testing.T) {
-	clk := &manual{}
-	rec := &recorder{limit: 1}
 	errOverload := errors.New("overloaded")
-	l, _ := New(rec, WithClock(clk.read), WithSampleEvery(1), WithWindow(1, 1),
-		WithDropOn(func(err error) bool { return errors.Is(err, errOverload) }))
-	ctx := context.Background()
-	run := func(err error) error {
-		return l.Do(ctx, func(context.Context) error {
-			if got := l.Do(ctx, func(context.Context) error { return nil }); !errors.Is(got, ErrLimitExceeded) {
-				t.Errorf("a nested call over Fixed(1) returned %v, want ErrLimitExceeded", got)
+	errNotFound := errors.New("not found")
+	errOther := errors.New("something else")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	live := context.Background()
+	type row struct {
+		name    string
+		ctx     context.Context
+		err     error
+		outcome string // "pass", "fail" or "ignore"
+	}
+	rows := []row{
+		{"nil", live, nil, "pass"},
+		{"the caller's cancel", cancelled, context.Canceled, "ignore"},
+		{"the caller's cancel, wrapped", cancelled, fmt.Errorf("read: %w", context.Canceled), "ignore"},
+		{"a cancel of fn's own making", live, context.Canceled, "ignore"}, // any other error
+		{"deadline", live, context.DeadlineExceeded, "fail"},
+		{"deadline, wrapped", live, fmt.Errorf("dial: %w", context.DeadlineExceeded), "fail"},
+		{"WithFailure's", live, errOverload, "fail"},
+		{"WithOwnError's", live, errNotFound, "ignore"},
+		{"other", live, errOther, "ignore"},
+	}
+	for _, r := range rows {
+		clk := &manual{}
+		rec := &recorder{limit: 1}
+		l, err := New(rec, WithClock(clk.read), WithSampleEvery(1), WithWindow(Window{Duration: 1, MinSamples: 1}),
+			WithFailure(func(err error) bool { return errors.Is(err, errOverload) }),
+			WithOwnError(func(err error) bool { return errors.Is(err, errNotFound) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := l.Do(r.ctx, func(ctx context.Context) error {
+			if inner := l.Do(ctx, func(context.Context) error { t.Error("ran over the limit"); return nil }); inner != ErrLimitExceeded {
+				t.Errorf("%s: a nested call over a limit of 1 returned %v, want ErrLimitExceeded", r.name, inner)
 			}
 			clk.advance(ms)
-			return err
+			return r.err
 		})
-	}
-	notFound := errors.New("not found")
-	for _, c := range []struct {
-		err     error
-		samples int
-		dropped bool
-	}{
-		{nil, 1, false},
-		{context.DeadlineExceeded, 2, true},
-		{errOverload, 3, true},
-		{notFound, 3, true}, // only frees the slot: no new sample, the last is still the drop
-	} {
-		if got := run(c.err); got != c.err {
-			t.Fatalf("Do returned %v, want fn's %v", got, c.err)
+		if got != r.err {
+			t.Errorf("%s: Do returned %v, want fn's %v unchanged", r.name, got, r.err)
 		}
-		if len(rec.got) != c.samples || (c.samples > 0 && rec.got[c.samples-1].Dropped != c.dropped) {
-			t.Fatalf("after fn returned %v: samples %v", c.err, rec.got)
+		outcome := "ignore"
+		if len(rec.got) == 1 {
+			outcome = map[bool]string{false: "pass", true: "fail"}[rec.got[0].Dropped]
+			if rec.got[0].RTT != ms {
+				t.Errorf("%s: sample %+v, want RTT 1ms", r.name, rec.got[0])
+			}
+		}
+		if outcome != r.outcome || len(rec.got) > 1 || l.InFlight() != 0 {
+			t.Errorf("%s: settled as %s (samples %v, in flight %d), want %s", r.name, outcome, rec.got, l.InFlight(), r.outcome)
 		}
 	}
+}
+
+// TestDoPanic: a panicking fn settles as a Fail (a sample marked dropped, the slot freed) and the
+// panic continues.
+func TestDoPanic(t *testing.T) {
+	rec := &recorder{limit: 1}
+	l, _ := New(rec, WithClock(func() int64 { return 5 }), WithSampleEvery(1), WithWindow(Window{Duration: 1, MinSamples: 1}))
+	l.end.Store(0) // due at once
 	func() {
 		defer func() {
-			if recover() == nil {
+			if recover() != "boom" {
 				t.Fatal("the panic did not continue")
 			}
 		}()
-		_ = l.Do(ctx, func(context.Context) error { panic("boom") })
+		_ = l.Do(context.Background(), func(context.Context) error { panic("boom") })
 	}()
 	if l.InFlight() != 0 {
 		t.Fatalf("a panicking fn left %d in flight", l.InFlight())
 	}
+	if len(rec.got) != 1 || !rec.got[0].Dropped {
+		t.Fatalf("a panicking fn gave samples %v, want one marked dropped", rec.got)
+	}
 }
 
-// TestStressFixed: 256 goroutines against Fixed(8); an independent counter inside the admitted
+// TestDoubleSettle: every pair of verbs on one variable settles it once; the zero Lease and the
+// zero Ticket are settled already.
+func TestDoubleSettle(t *testing.T) {
+	verbs := map[string]func(*Lease){"Pass": (*Lease).Pass, "Fail": (*Lease).Fail, "Ignore": (*Lease).Ignore}
+	for first, f := range verbs {
+		for second, g := range verbs {
+			rec := &recorder{limit: 2}
+			l, _ := New(rec, WithClock(func() int64 { return 0 }), WithSampleEvery(1), WithWindow(Window{Duration: 1 << 40, MinSamples: 1}))
+			held, _ := l.Acquire()
+			lease, _ := l.Acquire()
+			f(&lease)
+			g(&lease)
+			if l.InFlight() != 1 {
+				t.Errorf("%s then %s: InFlight = %d, want 1 (the other lease)", first, second, l.InFlight())
+			}
+			if n := l.samples.Peek()[fTimed]; (first == "Ignore" && n != 0) || (first != "Ignore" && n != 1) {
+				t.Errorf("%s then %s: %d timed samples", first, second, n)
+			}
+			held.Ignore()
+		}
+	}
+	var zero Lease
+	zero.Pass()
+	zero.Fail()
+	zero.Ignore()
+	c, _ := NewCore(mustFixed(1), DefaultWindow(), 0)
+	ticket, _ := c.Acquire(0)
+	ticket.Pass(1)
+	ticket.Fail(2)
+	ticket.Ignore()
+	var zt Ticket
+	zt.Pass(0)
+	zt.Fail(0)
+	zt.Ignore()
+	if c.InFlight() != 0 || c.sums[fTimed] != 1 {
+		t.Fatalf("Core after one ticket settled three times: InFlight %d, timed %d; want 0, 1", c.InFlight(), c.sums[fTimed])
+	}
+}
+
+// TestStressFixed: 256 goroutines against mustFixed(8); an independent counter inside the admitted
 // section never passes 8, and nothing is left in flight.
 func TestStressFixed(t *testing.T) {
-	stress(t, Fixed(8), 8)
+	stress(t, mustFixed(8), 8)
 }
 
 // TestStressMoving: the same with AIMD moving the limit under the goroutines' feet (every tenth
@@ -320,7 +422,7 @@ func TestStressMoving(t *testing.T) {
 
 func stress(t *testing.T, rule Rule, bound int64) {
 	var tick atomic.Int64
-	l, _ := New(rule, WithClock(func() int64 { return tick.Add(int64(ms)) }), WithWindow(ms, 1), WithSampleEvery(2))
+	l, _ := New(rule, WithClock(func() int64 { return tick.Add(int64(ms)) }), WithWindow(Window{Duration: ms, MinSamples: 1}), WithSampleEvery(2))
 	goroutines, calls := 256, 400
 	if testing.Short() {
 		calls = 50
@@ -348,7 +450,7 @@ func stress(t *testing.T, rule Rule, bound int64) {
 				inside.Add(-1)
 				switch i % 10 {
 				case 0:
-					lease.Drop()
+					lease.Fail()
 				case 1:
 					lease.Ignore()
 				default:
@@ -366,11 +468,11 @@ func stress(t *testing.T, rule Rule, bound int64) {
 }
 
 func TestAsPermit(t *testing.T) {
-	l, _ := New(Fixed(2))
+	l, _ := New(mustFixed(2))
 	p := l.AsPermit()
 	first, second, third := p.Acquire(0), p.Acquire(0), p.Acquire(0)
 	if !first || !second || third {
-		t.Fatal("the permit does not hold Fixed(2)")
+		t.Fatal("the permit does not hold mustFixed(2)")
 	}
 	p.Release(0)
 	p.Release(0)

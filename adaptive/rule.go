@@ -1,11 +1,11 @@
 package adaptive
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 )
 
@@ -25,7 +25,7 @@ type Sample struct {
 // Rule moves a concurrency limit as samples arrive. A Rule is not safe for concurrent use: a
 // [Limiter] calls Sample from one goroutine at a time (the one closing a window), and reads Limit
 // after it. Implement Rule to bring your own; the rules that ship are [AIMDRule], [VegasRule],
-// [GradientRule], [MinRTTRule] and [Fixed].
+// [GradientRule], [MinRTTRule] and [FixedRule].
 //
 // The rules that ship keep their limit within their bounds for any bounds up to math.MaxInt and
 // any sample (huge or negative response times and in-flight counts included): their arithmetic
@@ -42,22 +42,19 @@ type Rule interface {
 // bounded is implemented by the rules that ship, for [Limiter.Snapshot].
 type bounded interface{ bounds() (lo, hi int) }
 
-// ErrInvalidPolicy is wrapped by every construction error of a rule or a limiter.
-var ErrInvalidPolicy = errors.New("adaptive: invalid policy")
-
-func invalid(field string, v any, want string) error {
-	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidPolicy, field, v, want)
-}
+// ErrInvalid is matched by every configuration error of a rule, a [Core] or a [Limiter] (and so
+// is ward.ErrInvalid); the message names the field.
+var ErrInvalid = contract.Invalid("adaptive: invalid configuration")
 
 // checkBounds validates the Initial/Min/Max triple the rules share.
 func checkBounds(kind string, initial, lo, hi int) error {
 	switch {
 	case lo < 1:
-		return invalid(kind+".Min", lo, ">= 1")
+		return contract.Field(ErrInvalid, kind+".Min", lo, ">= 1")
 	case hi < lo:
-		return invalid(kind+".Max", hi, fmt.Sprintf(">= Min (%d)", lo))
+		return contract.Field(ErrInvalid, kind+".Max", hi, fmt.Sprintf(">= Min (%d)", lo))
 	case initial < lo || initial > hi:
-		return invalid(kind+".Initial", initial, fmt.Sprintf("within [Min, Max] = [%d, %d]", lo, hi))
+		return contract.Field(ErrInvalid, kind+".Initial", initial, fmt.Sprintf("within [Min, Max] = [%d, %d]", lo, hi))
 	}
 	return nil
 }
@@ -79,9 +76,9 @@ func limitOf(estimate float64, lo, hi int) int {
 func checkFraction(field string, v float64, loOpen bool) error {
 	if math.IsNaN(v) || v > 1 || v < 0 || (loOpen && v == 0) {
 		if loOpen {
-			return invalid(field, v, "in (0, 1]")
+			return contract.Field(ErrInvalid, field, v, "in (0, 1]")
 		}
-		return invalid(field, v, "in [0, 1]")
+		return contract.Field(ErrInvalid, field, v, "in [0, 1]")
 	}
 	return nil
 }
@@ -89,16 +86,26 @@ func checkFraction(field string, v float64, loOpen bool) error {
 // ---------------------------------------------------------------------------------------------
 // Fixed
 
-type fixed int
+// FixedRule is a rule that never moves: a plain bulkhead. Build one with [NewFixed].
+type FixedRule struct{ n int }
 
-// Fixed returns a rule that never moves: a plain bulkhead of n calls. n under 1 is raised to 1.
-// When you know the right number (a pool of 10 connections, a licence for 4 sessions), a fixed
-// limit is simpler and more predictable than any adaptive rule.
-func Fixed(n int) Rule { return fixed(max(n, 1)) }
+// NewFixed returns a rule that holds the limit at n calls, n >= 1. When you know the right number
+// (a pool of 10 connections, a licence for 4 sessions), a fixed limit is simpler and more
+// predictable than any adaptive rule.
+func NewFixed(n int) (*FixedRule, error) {
+	if n < 1 {
+		return nil, contract.Field(ErrInvalid, "Fixed.n", n, ">= 1")
+	}
+	return &FixedRule{n}, nil
+}
 
-func (f fixed) Limit() int           { return int(f) }
-func (f fixed) Sample(Sample)        {}
-func (f fixed) bounds() (lo, hi int) { return int(f), int(f) }
+// Limit returns n.
+func (f *FixedRule) Limit() int { return f.n }
+
+// Sample does nothing: the limit never moves.
+func (f *FixedRule) Sample(Sample) {}
+
+func (f *FixedRule) bounds() (lo, hi int) { return f.n, f.n }
 
 // ---------------------------------------------------------------------------------------------
 // AIMD
@@ -135,7 +142,7 @@ func NewAIMD(p AIMD) (*AIMDRule, error) {
 		return nil, err
 	}
 	if p.Timeout <= 0 {
-		return nil, invalid("AIMD.Timeout", p.Timeout, "> 0")
+		return nil, contract.Field(ErrInvalid, "AIMD.Timeout", p.Timeout, "> 0")
 	}
 	return &AIMDRule{p: p, limit: p.Initial}, nil
 }
@@ -173,13 +180,16 @@ type Vegas struct {
 	Beta      int     // queue over which the limit shrinks a step, × log10; 6 (Netflix beta 6·log10)
 	Threshold int     // queue at or under which the limit jumps by beta, × log10; 1 (Netflix threshold log10)
 	Step      int     // one step, × log10; 1 (Netflix increase/decrease limit ± log10)
-	Probe     int     // samples per unit of limit between re-measurements of the no-load time, × a jitter in [0.5, 1); 30 (Netflix probeMultiplier)
+	// ProbeMultiplier is how many samples per unit of limit pass between re-measurements of the
+	// no-load time: the rule takes the no-load time afresh every ProbeMultiplier × limit × a
+	// jitter in [0.5, 1) samples; 30 (Netflix probeMultiplier). >= 1.
+	ProbeMultiplier int
 }
 
 // DefaultVegas returns the preset: start at 20, at most 1000, no smoothing, alpha 3, beta 6,
-// threshold and step 1, probe 30.
+// threshold and step 1, the no-load time re-measured every 30 × limit samples (jittered).
 func DefaultVegas() Vegas {
-	return Vegas{Initial: 20, Max: 1000, Smoothing: 1.0, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, Probe: 30}
+	return Vegas{Initial: 20, Max: 1000, Smoothing: 1.0, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, ProbeMultiplier: 30}
 }
 
 // VegasRule is the rule a [Vegas] policy builds.
@@ -204,15 +214,15 @@ func NewVegas(p Vegas, roll func() float64) (*VegasRule, error) {
 	}
 	switch {
 	case p.Alpha < 0:
-		return nil, invalid("Vegas.Alpha", p.Alpha, ">= 0")
+		return nil, contract.Field(ErrInvalid, "Vegas.Alpha", p.Alpha, ">= 0")
 	case p.Beta < p.Alpha:
-		return nil, invalid("Vegas.Beta", p.Beta, fmt.Sprintf(">= Alpha (%d)", p.Alpha))
+		return nil, contract.Field(ErrInvalid, "Vegas.Beta", p.Beta, fmt.Sprintf(">= Alpha (%d)", p.Alpha))
 	case p.Threshold < 0:
-		return nil, invalid("Vegas.Threshold", p.Threshold, ">= 0")
+		return nil, contract.Field(ErrInvalid, "Vegas.Threshold", p.Threshold, ">= 0")
 	case p.Step < 1:
-		return nil, invalid("Vegas.Step", p.Step, ">= 1")
-	case p.Probe < 1:
-		return nil, invalid("Vegas.Probe", p.Probe, ">= 1")
+		return nil, contract.Field(ErrInvalid, "Vegas.Step", p.Step, ">= 1")
+	case p.ProbeMultiplier < 1:
+		return nil, contract.Field(ErrInvalid, "Vegas.ProbeMultiplier", p.ProbeMultiplier, ">= 1")
 	}
 	r := &VegasRule{p: p, roll: draw.Func(roll), estimate: float64(p.Initial)}
 	r.resetJitter()
@@ -238,8 +248,8 @@ func log10(n int) int {
 	return max(1, int(math.Log10(float64(n))))
 }
 
-// Sample moves the limit by one sample, as VegasLimit._update does: every Probe × limit × jitter
-// samples the no-load time is taken afresh from this sample; a sample faster than the no-load time
+// Sample moves the limit by one sample, as VegasLimit._update does: every ProbeMultiplier × limit ×
+// jitter samples the no-load time is taken afresh from this sample; a sample faster than the no-load time
 // becomes it; otherwise the queue, ceil(estimate × (1 − noLoad/rtt)), moves the limit. A drop takes
 // a step off; while fewer than half the limit are in flight nothing grows.
 //
@@ -253,7 +263,7 @@ func (r *VegasRule) Sample(s Sample) {
 		return
 	}
 	r.probes++
-	if r.jitter*float64(r.p.Probe)*r.estimate <= float64(r.probes) {
+	if r.jitter*float64(r.p.ProbeMultiplier)*r.estimate <= float64(r.probes) {
 		r.resetJitter()
 		r.probes = 0
 		r.noLoad = s.RTT
@@ -312,7 +322,6 @@ type GradientRule struct {
 	p        Gradient
 	estimate float64
 	long     expAvg
-	last     time.Duration
 }
 
 // NewGradient validates p and returns its rule.
@@ -325,11 +334,11 @@ func NewGradient(p Gradient) (*GradientRule, error) {
 	}
 	switch {
 	case p.Queue < 0:
-		return nil, invalid("Gradient.Queue", p.Queue, ">= 0")
+		return nil, contract.Field(ErrInvalid, "Gradient.Queue", p.Queue, ">= 0")
 	case p.Window < 1:
-		return nil, invalid("Gradient.Window", p.Window, ">= 1")
+		return nil, contract.Field(ErrInvalid, "Gradient.Window", p.Window, ">= 1")
 	case !(p.Tolerance >= 1) || math.IsInf(p.Tolerance, 0):
-		return nil, invalid("Gradient.Tolerance", p.Tolerance, "finite and >= 1")
+		return nil, contract.Field(ErrInvalid, "Gradient.Tolerance", p.Tolerance, "finite and >= 1")
 	}
 	return &GradientRule{p: p, estimate: float64(p.Initial), long: expAvg{window: p.Window, warmup: 10}}, nil
 }
@@ -351,7 +360,6 @@ func (r *GradientRule) Sample(s Sample) {
 	if s.RTT <= 0 {
 		return
 	}
-	r.last = s.RTT
 	short := float64(s.RTT)
 	long := r.long.add(short)
 	if long/short > 2 {
@@ -389,9 +397,9 @@ func (m *expAvg) add(v float64) float64 {
 // MinRTT (Netflix's first Gradient)
 
 // MinRTT is Netflix's first gradient rule (GradientLimit): the gradient between the fastest
-// response time since the last probe and each sample. Every Probe to 2 × Probe samples the limit
-// falls to the queue size and the fastest time is measured afresh, so a baseline taken when the
-// service was idle does not hold forever. [Gradient] replaced it as the recommended rule: a
+// response time since the last probe and each sample. Every ProbeEvery to 2 × ProbeEvery samples
+// the limit falls to the queue size and the fastest time is measured afresh, so a baseline taken
+// when the service was idle does not hold forever. [Gradient] replaced it as the recommended rule: a
 // minimum never forgets a lucky call, and the probes cost a dip in throughput. The numbers are
 // Netflix concurrency-limits 0.5.4's GradientLimit.
 type MinRTT struct {
@@ -401,14 +409,17 @@ type MinRTT struct {
 	Smoothing float64 // how far towards a lower estimate the limit moves, in (0, 1]; 0.2
 	Queue     int     // slots added to every estimate, and the least the limit falls to: max(Queue, floor(sqrt(limit))), <= Max; 4 (Netflix SquareRootFunction(4))
 	Tolerance float64 // how much slower than the fastest a sample may be, >= 1; 2.0 (Netflix rttTolerance)
-	Probe     int     // samples between probes, plus a draw of up to as many again; 0 never probes; 1000 (Netflix probeInterval)
 	Backoff   float64 // the share of the limit kept after a drop, in (0, 1]; 0.9 (Netflix backoffRatio)
+	// ProbeEvery is how many samples pass between probes, plus a draw of up to as many again:
+	// 1000 (Netflix probeInterval). At a probe the limit falls to the queue size and the fastest
+	// time is forgotten. 0 never probes; >= 0.
+	ProbeEvery int
 }
 
 // DefaultMinRTT returns the preset: start at 50 within [1, 1000], smoothing 0.2 on decreases,
 // max(4, sqrt(limit)) slots on top, tolerance 2, a probe every 1000-2000 samples, backoff 0.9.
 func DefaultMinRTT() MinRTT {
-	return MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, Probe: 1000, Backoff: 0.9}
+	return MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, Backoff: 0.9, ProbeEvery: 1000}
 }
 
 // MinRTTRule is the rule a [MinRTT] policy builds.
@@ -421,8 +432,8 @@ type MinRTTRule struct {
 }
 
 // NewMinRTT validates p and returns its rule. roll supplies the draws in [0, 1) that spread the
-// probes (Probe + floor(roll × Probe) samples apart); nil draws from math/rand/v2. A draw outside
-// [0, 1) (NaN included) is held into it.
+// probes (ProbeEvery + floor(roll × ProbeEvery) samples apart); nil draws from math/rand/v2. A
+// draw outside [0, 1) (NaN included) is held into it.
 func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
 	if err := checkBounds("MinRTT", p.Initial, p.Min, p.Max); err != nil {
 		return nil, err
@@ -435,24 +446,24 @@ func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
 	}
 	switch {
 	case p.Queue < 0 || p.Queue > p.Max:
-		return nil, invalid("MinRTT.Queue", p.Queue, fmt.Sprintf("within [0, Max] = [0, %d]", p.Max))
+		return nil, contract.Field(ErrInvalid, "MinRTT.Queue", p.Queue, fmt.Sprintf("within [0, Max] = [0, %d]", p.Max))
 	case !(p.Tolerance >= 1) || math.IsInf(p.Tolerance, 0):
-		return nil, invalid("MinRTT.Tolerance", p.Tolerance, "finite and >= 1")
-	case p.Probe < 0:
-		return nil, invalid("MinRTT.Probe", p.Probe, ">= 0 (0 never probes)")
+		return nil, contract.Field(ErrInvalid, "MinRTT.Tolerance", p.Tolerance, "finite and >= 1")
+	case p.ProbeEvery < 0:
+		return nil, contract.Field(ErrInvalid, "MinRTT.ProbeEvery", p.ProbeEvery, ">= 0 (0 never probes)")
 	}
 	r := &MinRTTRule{p: p, roll: draw.Func(roll), estimate: float64(p.Initial)}
 	r.countdown = r.nextProbe()
 	return r, nil
 }
 
-// nextProbe is Probe plus a draw of up to Probe again, at most math.MaxInt (a countdown that
-// wrapped negative would probe on every sample).
+// nextProbe is ProbeEvery plus a draw of up to ProbeEvery again, at most math.MaxInt (a countdown
+// that wrapped negative would probe on every sample).
 func (r *MinRTTRule) nextProbe() int {
-	if r.p.Probe == 0 {
+	if r.p.ProbeEvery == 0 {
 		return 0
 	}
-	return r.p.Probe + min(int(r.roll()*float64(r.p.Probe)), math.MaxInt-r.p.Probe)
+	return r.p.ProbeEvery + min(int(r.roll()*float64(r.p.ProbeEvery)), math.MaxInt-r.p.ProbeEvery)
 }
 
 // Limit returns the current limit: the estimate truncated, within [Min, Max].
@@ -477,7 +488,7 @@ func (r *MinRTTRule) Sample(s Sample) {
 		return
 	}
 	queue := r.queue()
-	if r.p.Probe != 0 {
+	if r.p.ProbeEvery != 0 {
 		r.countdown--
 		if r.countdown < 0 {
 			r.countdown = r.nextProbe()

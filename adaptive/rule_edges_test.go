@@ -14,7 +14,7 @@ func TestHugeBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := NewVegas(Vegas{Initial: top, Max: top, Smoothing: 0.5, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, Probe: 30}, constRoll(0.5))
+	v, err := NewVegas(Vegas{Initial: top, Max: top, Smoothing: 0.5, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, ProbeMultiplier: 30}, constRoll(0.5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestHugeBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewMinRTT(MinRTT{Initial: top, Min: 1, Max: top, Smoothing: 0.2, Queue: 4, Tolerance: 2, Probe: 1000, Backoff: 1}, constRoll(0.5))
+	m, err := NewMinRTT(MinRTT{Initial: top, Min: 1, Max: top, Smoothing: 0.2, Queue: 4, Tolerance: 2, ProbeEvery: 1000, Backoff: 1}, constRoll(0.5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestHugeBounds(t *testing.T) {
 // as one that never probes; the countdown must not wrap to a probe on every sample, which would
 // hold the limit at the queue size.
 func TestMinRTTHugeProbe(t *testing.T) {
-	p := MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, Probe: 0, Backoff: 0.9}
+	p := MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, ProbeEvery: 0, Backoff: 0.9}
 	for _, roll := range []float64{0, 0.5, 0.999} {
 		never, _ := NewMinRTT(p, nil)
 		huge := p
-		huge.Probe = math.MaxInt
+		huge.ProbeEvery = math.MaxInt
 		r, _ := NewMinRTT(huge, constRoll(roll))
 		for i := 0; i < 20; i++ {
 			s := Sample{RTT: 10 * ms, InFlight: r.Limit()}
@@ -73,7 +73,7 @@ func TestMinRTTHugeProbe(t *testing.T) {
 // wrapping: a step of MaxInt takes the limit to its floor on a drop, a Beta of MaxInt jumps it to
 // Max when nothing queues, a Threshold of MaxInt jumps whatever the queue.
 func TestVegasHugeThresholds(t *testing.T) {
-	base := Vegas{Initial: 100, Max: 1000, Smoothing: 1, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, Probe: 30}
+	base := Vegas{Initial: 100, Max: 1000, Smoothing: 1, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, ProbeMultiplier: 30}
 	for _, c := range []struct {
 		name string
 		edit func(*Vegas)
@@ -125,7 +125,7 @@ func TestWindowHuge(t *testing.T) {
 	for _, start := range []int64{0, 1, math.MaxInt64 / 2, -5} {
 		clk := &manual{now: start}
 		rec := &recorder{limit: 10}
-		l, err := New(rec, WithClock(clk.read), WithSampleEvery(1), WithWindow(math.MaxInt64, 1))
+		l, err := New(rec, WithClock(clk.read), WithSampleEvery(1), WithWindow(Window{Duration: math.MaxInt64, MinSamples: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}

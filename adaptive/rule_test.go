@@ -100,9 +100,9 @@ func TestVegasTrace(t *testing.T) {
 	if r.NoLoad() != 5*ms {
 		t.Fatalf("NoLoad = %v, want 5ms", r.NoLoad())
 	}
-	// The probe: with Probe 1 and a draw of 0 (jitter 0.5) the tenth sample at limit 20 is taken
+	// The probe: with ProbeMultiplier 1 and a draw of 0 (jitter 0.5) the tenth sample at limit 20 is taken
 	// as the new no-load time, whatever it is.
-	r, _ = NewVegas(Vegas{Initial: 20, Max: 1000, Smoothing: 1, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, Probe: 1}, constRoll(0))
+	r, _ = NewVegas(Vegas{Initial: 20, Max: 1000, Smoothing: 1, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, ProbeMultiplier: 1}, constRoll(0))
 	for i := 0; i < 9; i++ {
 		r.Sample(Sample{RTT: 10 * ms})
 	}
@@ -125,7 +125,7 @@ func TestMinRTTTrace(t *testing.T) {
 		{Sample{RTT: 10 * ms, InFlight: 52, Dropped: true}, 51}, // 52.7×0.9, smoothed 51.646
 		{Sample{RTT: 10 * ms, InFlight: 5}, 51},                 // app-limited
 	})
-	r, _ = NewMinRTT(MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, Probe: 2, Backoff: 0.9}, constRoll(0))
+	r, _ = NewMinRTT(MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, ProbeEvery: 2, Backoff: 0.9}, constRoll(0))
 	runRule(t, "MinRTT probe", r, []step{
 		{Sample{RTT: 10 * ms, InFlight: 50}, 57},
 		{Sample{RTT: 10 * ms, InFlight: 57}, 64}, // 57 + 7
@@ -137,11 +137,28 @@ func TestMinRTTTrace(t *testing.T) {
 }
 
 func TestFixed(t *testing.T) {
-	r := Fixed(8)
-	r.Sample(Sample{RTT: time.Hour, Dropped: true})
-	if r.Limit() != 8 || Fixed(0).Limit() != 1 || Fixed(-5).Limit() != 1 {
-		t.Fatalf("Fixed moved or let a limit under 1 through")
+	r, err := NewFixed(8)
+	if err != nil {
+		t.Fatal(err)
 	}
+	r.Sample(Sample{RTT: time.Hour, Dropped: true})
+	if r.Limit() != 8 {
+		t.Fatalf("Fixed(8) moved to %d", r.Limit())
+	}
+	for _, n := range []int{0, -5, math.MinInt} {
+		if _, err := NewFixed(n); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Fixed.n") {
+			t.Errorf("NewFixed(%d): err = %v, want ErrInvalid naming Fixed.n", n, err)
+		}
+	}
+}
+
+// mustFixed is NewFixed for the tests' literal, valid sizes.
+func mustFixed(n int) *FixedRule {
+	r, err := NewFixed(n)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 func TestRuleConstructionErrors(t *testing.T) {
@@ -163,18 +180,18 @@ func TestRuleConstructionErrors(t *testing.T) {
 		{"Vegas.Smoothing", vegas(func(p *Vegas) { p.Smoothing = 0 })},
 		{"Vegas.Beta", vegas(func(p *Vegas) { p.Beta = 2 })},
 		{"Vegas.Step", vegas(func(p *Vegas) { p.Step = 0 })},
-		{"Vegas.Probe", vegas(func(p *Vegas) { p.Probe = 0 })},
+		{"Vegas.ProbeMultiplier", vegas(func(p *Vegas) { p.ProbeMultiplier = 0 })},
 		{"Gradient.Min", grad(func(p *Gradient) { p.Min = -1 })},
 		{"Gradient.Tolerance", grad(func(p *Gradient) { p.Tolerance = 0.5 })},
 		{"Gradient.Tolerance", grad(func(p *Gradient) { p.Tolerance = math.Inf(1) })},
 		{"Gradient.Window", grad(func(p *Gradient) { p.Window = 0 })},
 		{"Gradient.Queue", grad(func(p *Gradient) { p.Queue = -1 })},
-		{"MinRTT.Probe", minrtt(func(p *MinRTT) { p.Probe = -1 })},
+		{"MinRTT.ProbeEvery", minrtt(func(p *MinRTT) { p.ProbeEvery = -1 })},
 		{"MinRTT.Backoff", minrtt(func(p *MinRTT) { p.Backoff = 0 })},
 		{"MinRTT.Max", minrtt(func(p *MinRTT) { p.Max = 0 })},
 		{"MinRTT.Queue", minrtt(func(p *MinRTT) { p.Queue = 1001 })}, // over Max: the limit could not stay within [queue, Max]
 	} {
-		if c.err == nil || !errors.Is(c.err, ErrInvalidPolicy) || !strings.Contains(c.err.Error(), c.field) {
+		if c.err == nil || !errors.Is(c.err, ErrInvalid) || !strings.Contains(c.err.Error(), c.field) {
 			t.Errorf("want an error naming %s, got %v", c.field, c.err)
 		}
 	}

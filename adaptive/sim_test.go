@@ -68,7 +68,7 @@ func simulate(t *testing.T, l *Limiter, clk *manual, clients int, base time.Dura
 				before, w := l.Limit(), l.Snapshot().Windows
 				if ev.drop {
 					windowDropped = true
-					ev.lease.Drop()
+					ev.lease.Fail()
 				} else {
 					ev.lease.Pass()
 				}

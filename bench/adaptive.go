@@ -32,7 +32,7 @@ func wardGradient(every int) func() Call {
 			if o == Success {
 				lease.Pass()
 			} else {
-				lease.Drop()
+				lease.Fail()
 			}
 			return true
 		}

@@ -24,7 +24,13 @@ func Rules(fixed int) []Rule {
 		{"Vegas", func() adaptive.Rule { r, _ := adaptive.NewVegas(adaptive.DefaultVegas(), constRoll(0.5)); return r }},
 		{"Gradient", func() adaptive.Rule { r, _ := adaptive.NewGradient(adaptive.DefaultGradient()); return r }},
 		{"MinRTT", func() adaptive.Rule { r, _ := adaptive.NewMinRTT(adaptive.DefaultMinRTT(), constRoll(0.5)); return r }},
-		{"Fixed", func() adaptive.Rule { return adaptive.Fixed(fixed) }},
+		{"Fixed", func() adaptive.Rule {
+			r, err := adaptive.NewFixed(fixed)
+			if err != nil {
+				panic(err) // a scenario's capacity is at least 1
+			}
+			return r
+		}},
 	}
 }
 
@@ -49,7 +55,7 @@ func (w wardLimiter) Admit(int64) (func(int64, bool), bool) {
 	}
 	return func(_ int64, dropped bool) {
 		if dropped {
-			lease.Drop()
+			lease.Fail()
 		} else {
 			lease.Pass()
 		}

@@ -63,7 +63,7 @@ func tour(w io.Writer) {
 		{"Vegas", must(adaptive.NewVegas(adaptive.DefaultVegas(), func() float64 { return 0.5 }))},
 		{"Gradient", must(adaptive.NewGradient(adaptive.DefaultGradient()))},
 		{"MinRTT", must(adaptive.NewMinRTT(adaptive.DefaultMinRTT(), func() float64 { return 0.5 }))},
-		{"Fixed", adaptive.Fixed(20)},
+		{"Fixed", must(adaptive.NewFixed(20))},
 	} {
 		before := r.rule.Limit()
 		for i := 0; i < 10; i++ {

@@ -22,7 +22,9 @@ import (
 // and wrote. Run it in every build: -race, -tags ward_nolinkname, and on 32-bit targets.
 func TestGOMAXPROCSChanges(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // built at 1: every later P is past the rows made
-	limiter, err := adaptive.New(adaptive.Fixed(4))
+	fixed, err := adaptive.NewFixed(4)
+	check(t, err)
+	limiter, err := adaptive.New(fixed)
 	check(t, err)
 	brk, err := breaker.New(breaker.WithRand(func() float64 { return 0.5 }))
 	check(t, err)
@@ -50,7 +52,7 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 			case 0:
 				lease.Pass()
 			case 1:
-				lease.Drop()
+				lease.Fail()
 			default:
 				lease.Ignore()
 			}
