@@ -10,30 +10,60 @@
 //		w.Record(addr)
 //	}
 //
-// Admit decides on entry and writes nothing; Record counts the outcome when it is known. Requests
-// admitted concurrently below the limit may take the count past it, by no more than the number
-// admitted at once: that is the price of counting outcomes rather than attempts, and the wait a
-// refused key is told accounts for it (only the newest limit stamps are kept, and the oldest of
-// them decides).
+// or, with the one Do every ward type has:
 //
-// # Behaviour at the edges
+//	err := w.Do(ctx, addr, func(ctx context.Context) error { return login(ctx, user, password) })
+//	if wait, ok := ward.RetryAfter(err); ok { // a refusal: ErrTooManyFailures, matching ward.ErrRefused
+//		return tooManyAttempts(wait)
+//	}
 //
+// Admit decides on entry; Record counts the outcome when it is known. Requests admitted
+// concurrently below the limit may take the count past it, by no more than the number admitted at
+// once: that is the price of counting outcomes rather than attempts, and the wait a refused key is
+// told accounts for it (only the newest limit stamps are kept, and the oldest of them decides).
+//
+// A Window is a per-key guard, not an admission handle: nothing is held between Admit and Record,
+// so there is no Pass, Fail or Ignore to call. [Window.Do] records a failure for a deadline, an
+// error [WithFailure] accepts, and any error that is not the caller's own; a success, the caller's
+// cancellation and an error [WithOwnError] accepts (no such user, a malformed request) record
+// nothing; a panic is recorded and continues.
+//
+// # Edge cases
+//
+//   - One clock: [Window.Now] is the instant Admit, Record and Do decide at, ward's monotonic
+//     clock or the one given [WithClock]; AdmitAt and RecordAt take instants of that clock.
+//   - A stamp more than a window later than the instant of a call that reads it (Admit, Record,
+//     a sweep) cannot come from the recent past of the same clock: it was stamped on another
+//     origin (a Unix time passed to RecordAt) or before the clock jumped back. It is pulled back
+//     to that call's instant, with every stamp of the key later than it, and so stays in the
+//     window for exactly one more window of the clock in use: the key is neither refused for
+//     decades nor let through early, and none of its failures is lost. A stamp up to a window
+//     later (instants read out of order by concurrent callers) is left as it is.
+//   - A call at an instant far later than the stamps (a Unix time passed to AdmitAt or RecordAt
+//     on a Window whose clock started near 0) reads as the clock jumping ahead, as a long idle
+//     spell would: for that call, every failure is out of the window. AdmitAt writes nothing but a
+//     pull-back, so the next Admit on the clock still refuses; RecordAt and its sweep drop what
+//     that instant finds expired. Mixing origins is a mistake the Window survives, not one it can
+//     undo: give every …At call an instant of [Window.Now]'s clock.
+//   - A failure recorded at an instant before the key's newest stamp is stamped at that newest
+//     stamp: stamps stay ascending and no failure leaves the window sooner than an earlier one.
+//   - A refused key's wait is more than zero and never more than the window, for any instants,
+//     the ends of int64 included (differences are taken in uint64, where int64 would wrap).
 //   - Keys longer than [MaxKeyLen] (128 bytes) are replaced by a 128-bit digest under two
 //     per-Window random seeds: no error, no allocation to look one up, and no collision an outsider
 //     can aim at.
-//   - A failure recorded at an instant before the key's newest stamp is stamped at that newest
-//     stamp: stamps stay ascending and no failure leaves the window sooner than an earlier one.
-//     Stamps from the future (a clock that went backwards) count as in the window; the wait is
-//     held to [0, window].
-//   - The table is 256 shards of a map under a mutex: Admit holds one shard's lock for a lookup.
-//     xsync's maps were left out on purpose (their Range is no random probe, and the project keeps
-//     xsync off per-request paths); the eviction probe samples keys uniformly by rejection over the
-//     shards' dense entry arrays.
+//   - The table is 256 shards of a map under a mutex, each on cache lines of its own: Admit holds
+//     one shard's lock for a lookup. xsync's maps were left out on purpose (their Range is no
+//     random probe, and ward keeps xsync off per-request paths); the eviction probe samples keys
+//     uniformly by rejection over the shards' dense entry arrays.
 //   - A sweep (dropping expired stamps and empty keys) runs inside Record when the stored count has
-//     doubled since the last sweep or a window has passed since it; [Window.Sweep] runs one on
-//     demand. An eviction probe also drops the expired stamps of the key it looks at.
+//     doubled since the last sweep or a window has passed since it (a last sweep more than a
+//     window later than now counts as due); [Window.Sweep] runs one on demand. An eviction probe
+//     also drops the expired stamps of the key it looks at.
+//   - Configuration errors match [ErrInvalid] and ward.ErrInvalid and name the parameter or
+//     option: a zero or negative limit or window, a limit over [MaxStoredFailures], a nil option,
+//     clock or predicate.
 //   - Memory at the bound, measured by TestSimMemory (39-character IPv6 keys, one failure each,
-//     Go 1.26, amd64): about 165 B per stored failure, 41 MiB for a full table, against the
-//     spec's 170 B. The figure counts the table's own copy of every key; the caller's strings
-//     are not in it.
+//     Go 1.26, amd64): about 165 B per stored failure, 41 MiB for a full table. The figure counts
+//     the table's own copy of every key; the caller's strings are not in it.
 package failurewindow

@@ -1,15 +1,20 @@
 package failurewindow_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/failurewindow"
 )
 
 func ExampleWindow_AdmitAt() {
 	sec := int64(time.Second)
-	w, _ := failurewindow.New(3, time.Minute)
+	// instants of the Window's clock: here a replayed timeline starting at 0, so the clock given
+	// is one that stays there
+	w, _ := failurewindow.New(3, time.Minute, failurewindow.WithClock(func() int64 { return 0 }))
 	addr := "198.51.100.23"
 	for i := int64(0); i < 3; i++ {
 		w.RecordAt(addr, i*sec) // three failed logins at 0 s, 1 s, 2 s
@@ -29,5 +34,29 @@ func ExampleWindow_AdmitAt() {
 func ExampleNew() {
 	_, err := failurewindow.New(0, time.Minute)
 	fmt.Println(err)
-	// Output: failurewindow: invalid parameter: limit = 0, want > 0
+	// Output: failurewindow: invalid configuration: limit = 0, want > 0
+}
+
+func ExampleWindow_Do() {
+	errWrongPassword := errors.New("wrong password")
+	errNoSuchUser := errors.New("no such user")
+	now := int64(0) // an injected clock, so the waits print exactly
+	w, _ := failurewindow.New(2, time.Minute,
+		failurewindow.WithClock(func() int64 { return now }),
+		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, errNoSuchUser) }))
+	login := func(err error) func(context.Context) error {
+		return func(context.Context) error { return err }
+	}
+	addr := "198.51.100.23"
+	for _, outcome := range []error{errNoSuchUser, errWrongPassword, errWrongPassword, nil} {
+		err := w.Do(context.Background(), addr, login(outcome))
+		wait, _ := ward.RetryAfter(err)
+		fmt.Println(err, errors.Is(err, ward.ErrRefused), wait)
+		now += 10 * int64(time.Second)
+	}
+	// Output:
+	// no such user false 0s
+	// wrong password false 0s
+	// wrong password false 0s
+	// failurewindow: too many failures (retry in 40s) true 40s
 }

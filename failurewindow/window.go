@@ -1,7 +1,7 @@
 package failurewindow
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
@@ -9,8 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/clock"
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
@@ -31,16 +33,22 @@ const evictionProbes = 8
 // shards is how many independently locked parts the table has.
 const shards = 256
 
-// ErrInvalid is wrapped by every construction error.
-var ErrInvalid = errors.New("failurewindow: invalid parameter")
+// ErrInvalid is matched by every configuration error of [New] (as is ward.ErrInvalid); the
+// message names the parameter or option.
+var ErrInvalid = contract.Invalid("failurewindow: invalid configuration")
+
+// ErrTooManyFailures is the refusal [Window.Do] returns for a key at its limit, carrying the wait
+// until the key would pass (ward.RetryAfter reads it). It matches ward.ErrRefused too.
+var ErrTooManyFailures = contract.Refusal("failurewindow: too many failures")
 
 // Window counts failures per key over a sliding window of time, in bounded memory, for any
 // number of goroutines: has this key failed too often lately?
 //
-// [Window.Admit] judges a key by the failures already counted when the request enters and writes
-// nothing; [Window.Record] counts a failure when it happens. Requests admitted concurrently below
-// the limit may push a key's count past it, by no more than the number admitted at once: the
-// count is of outcomes, and nobody knows an outcome before it happens.
+// [Window.Admit] judges a key by the failures already counted when the request enters;
+// [Window.Record] counts a failure when it happens; [Window.Do] does both around a call. Requests
+// admitted concurrently below the limit may push a key's count past it, by no more than the
+// number admitted at once: the count is of outcomes, and nobody knows an outcome before it
+// happens.
 //
 // A failure is in the window while less than the window has passed since it; exactly a window
 // later it is out. Per key only the stamps of its failures in the window are kept, ascending, at
@@ -49,43 +57,74 @@ var ErrInvalid = errors.New("failurewindow: invalid parameter")
 // in the recording goroutine when the table has doubled since the last sweep or a window has
 // passed since it; no goroutine of the Window's own.
 //
+// Instants are nanoseconds of the Window's clock ([Window.Now]): ward's monotonic clock, or the
+// one given [WithClock]. The …At methods take an instant of that clock; a stamp more than a window
+// later than the instant of a call that reads it is pulled back to that instant (see the package
+// doc's edge cases), so instants of another origin can neither wedge a key nor free it early.
+//
 // At most [MaxStoredFailures] stamps are kept across all keys. A new failure with no room evicts
 // a key below the limit, found by probing at most 8 keys chosen uniformly at random (rejection
 // sampling over the shards; never map iteration order). A key at the limit is never evicted: a
 // flood of fresh addresses cannot wash out the one guessing passwords. If every probed key is at
 // the limit, the new failure is not counted, and [Snapshot].Uncounted says so.
 //
-// The table is 256 shards, each a mutex around a map: Admit hashes the key and holds one shard's
-// lock for a lookup (no allocation, known key or not); Record also takes the shared stamp count by
-// an atomic add when it stores a new stamp. A Window must not be copied after first use; build
-// one with [New].
+// The table is 256 shards, each a mutex around a map on cache lines of its own: Admit hashes the
+// key and holds one shard's lock for a lookup (no allocation, known key or not); Record also takes
+// the shared stamp count by an atomic add when it stores a new stamp. A Window must not be copied
+// after first use; build one with [New].
 type Window struct {
 	_ stripe.NoCopy
+	config
+	_ [configPad]byte
+	counters
+	_      [countersPad]byte
+	shards [shards]shard
+}
 
+// config is what every call reads and nothing writes after New: a cache line (or more) of its
+// own, apart from the counters Record writes.
+type config struct {
 	limit  int
 	window int64
 	clock  func() int64
-	max    int64 // MaxStoredFailures; lowered only by tests
+	own    func(error) bool // WithOwnError's predicate; nil: none
+	fail   func(error) bool // WithFailure's predicate; nil: none
+	max    int64            // MaxStoredFailures; lowered only by tests
 	seed   maphash.Seed
 	seed2  maphash.Seed
+}
 
+// counters are the shared words Record and the sweep write.
+type counters struct {
 	stored    atomic.Int64 // stamps across all keys
 	evictions atomic.Int64
 	uncounted atomic.Int64
 	maxLen    atomic.Int64 // a bound on any shard's key count, for rejection sampling
-	sweeping  atomic.Bool
 	lastSweep atomic.Int64
 	swept     atomic.Int64 // stamps stored right after the last sweep
-
-	shards [shards]shard
+	sweeping  atomic.Bool
 }
 
+// shard is one lock and its part of the table, padded to whole cache lines so two shards' locks
+// never share one.
 type shard struct {
+	table
+	_ [tablePad]byte
+}
+
+type table struct {
 	mu      sync.Mutex
 	index   map[string]int32 // key → position in entries
 	entries []entry          // dense, for uniform probing
-	_       [stripe.CacheLine - 8 - 8 - 24]byte
 }
+
+// The padding that takes each part to a whole number of cache lines, sized from the parts
+// themselves so that it holds on every target (TestLayout checks it).
+const (
+	configPad   = (stripe.CacheLine - unsafe.Sizeof(config{})%stripe.CacheLine) % stripe.CacheLine
+	countersPad = (stripe.CacheLine - unsafe.Sizeof(counters{})%stripe.CacheLine) % stripe.CacheLine
+	tablePad    = (stripe.CacheLine - unsafe.Sizeof(table{})%stripe.CacheLine) % stripe.CacheLine
+)
 
 // entry is one key's failures: a ring of stamps, ascending from head, n of them.
 type entry struct {
@@ -95,17 +134,43 @@ type entry struct {
 	n    int32
 }
 
-// Option configures a [Window].
-type Option func(*Window) error
+// Option configures a [Window]; [New] applies the options in order and returns the first error.
+type Option func(*config) error
 
-// WithClock replaces the clock: nanoseconds from any monotonic origin. Admit and Record read it;
-// AdmitAt and RecordAt take the instant instead.
+// WithClock replaces the clock: nanoseconds from any monotonic origin. Admit, Record, Do and Now
+// read it; the …At methods take an instant of it. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(w *Window) error {
+	return func(c *config) error {
 		if now == nil {
-			return fmt.Errorf("%w: WithClock(nil)", ErrInvalid)
+			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
 		}
-		w.clock = now
+		c.clock = now
+		return nil
+	}
+}
+
+// WithOwnError says which errors of [Window.Do]'s fn are the caller's own (a wrong password is a
+// failure to count, but "no such user", a validation error or a bad request may not be): Do
+// records nothing for them. A nil predicate is an error.
+func WithOwnError(own func(error) bool) Option {
+	return predicate("WithOwnError", own, func(c *config) *func(error) bool { return &c.own })
+}
+
+// WithFailure says which errors of [Window.Do]'s fn are failures even when [WithOwnError] would
+// call them the caller's own: Do records them. Every error that is not the caller's own, the
+// caller's cancellation or nil is recorded already. A nil predicate is an error.
+func WithFailure(fail func(error) bool) Option {
+	return predicate("WithFailure", fail, func(c *config) *func(error) bool { return &c.fail })
+}
+
+// predicate is an option setting the predicate field gives, or an error naming the option when
+// f is nil.
+func predicate(option string, f func(error) bool, field func(*config) *func(error) bool) Option {
+	return func(c *config) error {
+		if f == nil {
+			return contract.Field(ErrInvalid, option, "nil", "a predicate")
+		}
+		*field(c) = f
 		return nil
 	}
 }
@@ -114,21 +179,20 @@ func WithClock(now func() int64) Option {
 // window. An unset (zero) or negative parameter is an error, never a silent default: zero would
 // mean "no limit", and a value the constructor made up is invisible to whoever reviews the
 // configuration. A limit above [MaxStoredFailures] is an error too: no key could ever reach it.
+// A nil option is an error.
 func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 	switch {
 	case limit <= 0:
-		return nil, fmt.Errorf("%w: limit = %d, want > 0", ErrInvalid, limit)
+		return nil, contract.Field(ErrInvalid, "limit", limit, "> 0")
 	case limit > MaxStoredFailures:
-		return nil, fmt.Errorf("%w: limit = %d, want <= MaxStoredFailures (%d)", ErrInvalid, limit, MaxStoredFailures)
+		return nil, contract.Field(ErrInvalid, "limit", limit, fmt.Sprintf("<= MaxStoredFailures (%d)", MaxStoredFailures))
 	case window <= 0:
-		return nil, fmt.Errorf("%w: window = %v, want > 0", ErrInvalid, window)
+		return nil, contract.Field(ErrInvalid, "window", window, "> 0")
 	}
-	w := &Window{limit: limit, window: int64(window), clock: clock.Now, max: MaxStoredFailures,
-		seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}
-	for _, o := range opts {
-		if err := o(w); err != nil {
-			return nil, err
-		}
+	w := &Window{config: config{limit: limit, window: int64(window), clock: clock.Now,
+		max: MaxStoredFailures, seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}}
+	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
+		return nil, err
 	}
 	for i := range w.shards {
 		w.shards[i].index = make(map[string]int32)
@@ -136,6 +200,11 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 	w.lastSweep.Store(w.clock())
 	return w, nil
 }
+
+// Now returns the instant Admit, Record and Do decide at: nanoseconds of the Window's clock,
+// ward's monotonic clock or the one given [WithClock]. Every …At method's now is an instant of
+// this clock.
+func (w *Window) Now() int64 { return w.clock() }
 
 // Limit returns the failures within the window at which a key is refused.
 func (w *Window) Limit() int { return w.limit }
@@ -174,9 +243,42 @@ func (s *shard) find(key string, l *lookup) (int32, bool) {
 	return i, ok
 }
 
-// expire drops from e's ring the stamps no longer in the window at now and returns how many.
+// out reports whether a stamp at s has left the window at now: at least a window old. Exact for
+// any two instants (the difference is taken in uint64, where int64 would wrap).
+func (w *Window) out(s, now int64) bool {
+	return now >= s && uint64(now)-uint64(s) >= uint64(w.window)
+}
+
+// ahead reports whether s is more than a window later than now: an instant of another origin, or
+// of a clock that jumped back, which no stamp of this clock's recent past can be.
+func (w *Window) ahead(s, now int64) bool {
+	return s > now && uint64(s)-uint64(now) > uint64(w.window)
+}
+
+// newest returns the latest of e's stamps; e holds at least one.
+func (e *entry) newest() *int64 { return &e.ring[(int(e.head)+int(e.n)-1)%len(e.ring)] }
+
+// pullBack reads a key whose newest stamp is more than a window later than now as a clock that
+// jumped back to now: every stamp later than now becomes now, so they stay ascending, stay in the
+// window for one more window of the clock in use, and no longer than that.
+func (w *Window) pullBack(e *entry, now int64) {
+	if e.n == 0 || !w.ahead(*e.newest(), now) {
+		return
+	}
+	for k := int(e.n) - 1; k >= 0; k-- {
+		s := &e.ring[(int(e.head)+k)%len(e.ring)]
+		if *s <= now {
+			return
+		}
+		*s = now
+	}
+}
+
+// expire pulls back e's stamps from a far future and drops those no longer in the window at now;
+// it returns how many it dropped.
 func (w *Window) expire(e *entry, now int64) (dropped int) {
-	for e.n > 0 && now-e.ring[e.head] >= w.window {
+	w.pullBack(e, now)
+	for e.n > 0 && w.out(e.ring[e.head], now) {
 		e.head++
 		if int(e.head) == len(e.ring) {
 			e.head = 0
@@ -188,12 +290,13 @@ func (w *Window) expire(e *entry, now int64) (dropped int) {
 }
 
 // judge returns whether a key with entry e may pass at now, and if not the wait until the window
-// holds limit − 1 of its failures, in [0, window]. It writes nothing.
+// holds limit − 1 of its failures, in (0, window]. It writes nothing but a pull-back.
 func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
+	w.pullBack(e, now)
 	// stamps are ascending: skip the expired ones at the head
 	live := int(e.n)
 	i := int(e.head)
-	for live > 0 && now-e.ring[i] >= w.window {
+	for live > 0 && w.out(e.ring[i], now) {
 		live--
 		i++
 		if i == len(e.ring) {
@@ -203,19 +306,24 @@ func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
 	if live < w.limit {
 		return true, 0
 	}
-	// live == limit: the oldest live stamp decides; once it leaves, limit − 1 remain
-	wait := e.ring[i] + w.window - now
-	return false, time.Duration(min(max(wait, 0), w.window))
+	// live == limit: the oldest live stamp decides; once it leaves, limit − 1 remain. A stamp up to
+	// a window ahead of now (instants read out of order) is waited for as one at now.
+	oldest := e.ring[i]
+	if oldest >= now {
+		return false, time.Duration(w.window)
+	}
+	return false, time.Duration(w.window - int64(uint64(now)-uint64(oldest)))
 }
 
 // Admit reports whether key may go ahead now, judged by the failures already counted; if not,
 // retryAfter is how long until the window holds limit − 1 of its failures, so the next request
-// would pass. It writes nothing and allocates nothing.
+// would pass: more than zero and at most the window. It allocates nothing and writes nothing but
+// a pull-back of stamps from a far future.
 func (w *Window) Admit(key string) (ok bool, retryAfter time.Duration) {
 	return w.AdmitAt(key, w.clock())
 }
 
-// AdmitAt is Admit at an explicit instant.
+// AdmitAt is Admit at now, an instant of the Window's clock ([Window.Now]).
 func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Duration) {
 	l := w.prepare(key)
 	s := &w.shards[l.hash%shards]
@@ -233,30 +341,57 @@ func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Durati
 // Record counts one failure of key now.
 func (w *Window) Record(key string) { w.RecordAt(key, w.clock()) }
 
-// RecordAt counts one failure of key at now. A now earlier than the key's newest stamp (a clock
-// that went backwards) is stamped at that newest stamp, so the stamps stay ascending and no
-// failure leaves the window sooner than one recorded before it.
+// RecordAt counts one failure of key at now, an instant of the Window's clock ([Window.Now]). A
+// now earlier than the key's newest stamp (instants read out of order, or a clock that went
+// backwards) is stamped at that newest stamp, so the stamps stay ascending and no failure leaves
+// the window sooner than one recorded before it; a newest stamp more than a window later than now
+// is first pulled back to now.
 func (w *Window) RecordAt(key string, now int64) {
 	l := w.prepare(key)
 	w.maybeSweep(now)
-	reserved := false // room for one stamp, handed over by an eviction
-	for attempt := 0; attempt < 4; attempt++ {
-		done, used := w.tryRecord(key, &l, now, reserved)
-		if done {
-			if reserved && !used {
-				w.stored.Add(-1)
-			}
-			return
-		}
-		if reserved || !w.evict(now) {
-			break
-		}
-		reserved = true
+	if done, _ := w.tryRecord(key, &l, now, false); done {
+		return
 	}
-	if reserved {
+	if !w.evict(now) {
+		w.uncounted.Add(1)
+		return
+	}
+	// The eviction left room for one stamp reserved for this failure, so this try always stores
+	// it, or finds the key at its limit (filled meanwhile), which needs no room: then the room is
+	// given back.
+	if _, used := w.tryRecord(key, &l, now, true); !used {
 		w.stored.Add(-1)
 	}
-	w.uncounted.Add(1)
+}
+
+// Do runs fn for key unless the key is at its limit, and counts a failure of key when fn fails.
+// A refused key returns [ErrTooManyFailures] carrying the wait until it would pass (ward.RetryAfter
+// reads it), without calling fn.
+//
+// fn's error is classified as every ward Do classifies it, and only a failure is recorded: a
+// deadline (context.DeadlineExceeded), an error [WithFailure] accepts, and any other error that
+// is not the caller's own. Nil (a success), the caller's cancellation (context.Canceled while ctx
+// is done) and an error [WithOwnError] accepts (not found, validation) record nothing. A
+// panicking fn is recorded as a failure and the panic continues. Do returns fn's error unchanged.
+//
+// Admission is judged at [Window.Now] before fn runs; the failure is stamped when fn returns.
+// Do allocates nothing but the refusal's wait (one small value).
+func (w *Window) Do(ctx context.Context, key string, fn func(context.Context) error) error {
+	if ok, wait := w.Admit(key); !ok {
+		return contract.Wait(ErrTooManyFailures, wait)
+	}
+	returned := false
+	defer func() {
+		if !returned { // fn panicked (or called runtime.Goexit): a failure
+			w.Record(key)
+		}
+	}()
+	err := fn(ctx)
+	returned = true
+	if contract.Classify(ctx, err, w.own, w.fail, contract.Ignore, contract.Fail) == contract.Fail {
+		w.Record(key)
+	}
+	return err
 }
 
 // tryRecord stores the failure if there is room for it (reserved says the caller holds room for
@@ -274,8 +409,7 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 			w.stored.Add(int64(-d))
 		}
 		if e.n > 0 {
-			newest := e.ring[(int(e.head)+int(e.n)-1)%len(e.ring)]
-			now = max(now, newest)
+			now = max(now, *e.newest())
 		}
 		if int(e.n) == w.limit { // at the limit: the oldest gives its place, no new room needed
 			e.ring[e.head] = now
@@ -390,9 +524,11 @@ func (s *shard) remove(i int32) {
 	s.entries = s.entries[:last]
 }
 
-// maybeSweep runs a sweep when the table has doubled since the last one or a window has passed.
+// maybeSweep runs a sweep when the table has doubled since the last one or a window has passed
+// (a last sweep more than a window later than now counts as one a window old).
 func (w *Window) maybeSweep(now int64) {
-	if now-w.lastSweep.Load() < w.window && w.stored.Load() < 2*max(w.swept.Load(), 1024) {
+	last := w.lastSweep.Load()
+	if !w.out(last, now) && !w.ahead(last, now) && w.stored.Load() < 2*max(w.swept.Load(), 1024) {
 		return
 	}
 	if !w.sweeping.CompareAndSwap(false, true) {

@@ -3,10 +3,13 @@ package failurewindow
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardgo/ward/internal/contract"
 )
 
 const sec = int64(time.Second)
@@ -32,10 +35,13 @@ func TestNewErrors(t *testing.T) {
 		{MaxStoredFailures + 1, time.Minute, nil, "MaxStoredFailures"},
 		{5, 0, nil, "window = 0s"},
 		{5, -time.Second, nil, "window = -1s"},
-		{5, time.Minute, []Option{WithClock(nil)}, "WithClock"},
+		{5, time.Minute, []Option{WithClock(nil)}, "WithClock = nil"},
+		{5, time.Minute, []Option{WithOwnError(nil)}, "WithOwnError = nil"},
+		{5, time.Minute, []Option{WithFailure(nil)}, "WithFailure = nil"},
+		{5, time.Minute, []Option{WithClock(func() int64 { return 0 }), nil}, "option 1 = nil"},
 	} {
 		_, err := New(c.limit, c.window, c.opts...)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, contract.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%d, %v): %v, want an error saying %q", c.limit, c.window, err, c.want)
 		}
 	}
@@ -94,17 +100,145 @@ func TestBoundary(t *testing.T) {
 	}
 }
 
-// TestClockBackwards: the wait never exceeds the window nor goes negative, and a failure recorded
-// at an earlier instant is stamped at the key's newest.
+// TestClockBackwards: a failure recorded at an earlier instant than the key's newest stamp, by up
+// to a window (instants read out of order), is stamped at the newest and nothing is pulled back;
+// the wait is held to (0, window].
 func TestClockBackwards(t *testing.T) {
 	w := newWindow(t, 2, 10*time.Second)
 	trace(t, w, "k", []step{
 		{at: 50 * sec, record: true},
-		{at: 20 * sec, record: true},                       // backwards: stamped at 50 s
-		{at: 20 * sec, ok: false, retry: 10 * time.Second}, // 50 + 10 − 20 = 40 s, held to the window
-		{at: 55 * sec, ok: false, retry: 5 * time.Second},
-		{at: 60 * sec, ok: true},                                           // both stamps at 50 s left together
-		{at: -time.Hour.Nanoseconds(), ok: false, retry: 10 * time.Second}, // stamps "in the future" are in the window; the wait is held to it
+		{at: 45 * sec, record: true},                       // 5 s back: stamped at 50 s
+		{at: 45 * sec, ok: false, retry: 10 * time.Second}, // 50 + 10 − 45 = 15 s, held to the window
+		{at: 40 * sec, ok: false, retry: 10 * time.Second}, // a window ahead exactly: not pulled back
+		{at: 55 * sec, ok: false, retry: 5 * time.Second},  // so the stamps still leave at 60 s
+		{at: 60*sec - 1, ok: false, retry: 1},
+		{at: 60 * sec, ok: true}, // both stamps at 50 s left together
+	})
+}
+
+// TestPullBack: stamps more than a window later than the instant of a call that reads them (a
+// clock that jumped back, or another origin) are pulled back to that instant: the key is refused
+// for exactly one more window of the clock in use, never longer (no wedge) and never shorter (no
+// failure dropped).
+func TestPullBack(t *testing.T) {
+	w := newWindow(t, 2, 10*time.Second)
+	trace(t, w, "k", []step{
+		{at: 100 * sec, record: true},
+		{at: 100 * sec, record: true},
+		{at: 20 * sec, ok: false, retry: 10 * time.Second}, // 80 s back: pulled back to 20 s
+		{at: 30*sec - 1, ok: false, retry: 1},
+		{at: 30 * sec, ok: true},
+		{at: 100 * sec, ok: true}, // the stamps were moved, not read anew: still out
+		{at: 200 * sec, record: true},
+		{at: 500 * sec, record: true},               // 300 s ahead of the first: it leaves
+		{at: 0, record: true},                       // 500 s back: pulled back to 0, then stamped 0
+		{at: 0, ok: false, retry: 10 * time.Second}, // two failures at 0
+		{at: -time.Hour.Nanoseconds(), ok: false, retry: 10 * time.Second},
+		{at: -time.Hour.Nanoseconds() + 10*sec, ok: true}, // pulled back to −1 h, out 10 s later
+	})
+	if s := w.Snapshot(); s.Stored != 2 || s.Keys != 1 {
+		t.Fatalf("snapshot %+v, want the two stamps of one key", s)
+	}
+}
+
+// TestMixedOrigins: failures recorded with Unix nanoseconds, judged on the Window's clock near 0,
+// neither wedge the key (refused "for decades" with a retry in a minute) nor let it pass early:
+// it is refused for one window from the first call that sees them, with a wait never over the
+// window, and then passes.
+func TestMixedOrigins(t *testing.T) {
+	unix := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC).UnixNano()
+	now := 5 * sec
+	w, err := New(3, time.Minute, WithClock(func() int64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 3; i++ {
+		w.RecordAt("addr", unix+i*sec)
+	}
+	w.RecordAt("other", unix)
+	if ok, retry := w.Admit("addr"); ok || retry != time.Minute {
+		t.Fatalf("at the limit, Unix stamps: Admit = %v, %v; want refused for a minute", ok, retry)
+	}
+	for _, c := range []struct {
+		at    int64
+		ok    bool
+		retry time.Duration
+	}{
+		{30 * sec, false, 35 * time.Second}, // a window from 5 s, the call that saw them
+		{65*sec - 1, false, 1},
+		{65 * sec, true, 0},
+		{65 * sec * 1000, true, 0},
+	} {
+		now = c.at
+		if ok, retry := w.Admit("addr"); ok != c.ok || retry != c.retry {
+			t.Fatalf("Admit at %v = %v, %v; want %v, %v", time.Duration(c.at), ok, retry, c.ok, c.retry)
+		}
+	}
+	// a key at its limit with Unix stamps, counted once more on the clock: still refused a window
+	now = 70 * sec
+	w.RecordAt("third", unix)
+	w.RecordAt("third", unix)
+	w.RecordAt("third", unix)
+	w.Record("third")
+	if ok, retry := w.Admit("third"); ok || retry != time.Minute {
+		t.Fatalf("a fourth failure on the clock: Admit = %v, %v; want refused for a minute", ok, retry)
+	}
+	// the sweep on the clock reclaims what the Unix stamps held, a window later
+	now = 70*sec + int64(time.Minute)
+	w.Sweep()
+	if n := w.Len(); n != 0 {
+		t.Fatalf("Len = %d after a window of the clock, want 0", n)
+	}
+	// and a Unix instant passed to AdmitAt reads as the clock jumping ahead for that call only: it
+	// admits, and writes nothing that lets the key pass on the clock
+	w.Record("fresh")
+	w.Record("fresh")
+	w.Record("fresh")
+	if ok, _ := w.AdmitAt("fresh", unix); !ok {
+		t.Fatal("AdmitAt decades after the failures refuses")
+	}
+	if ok, retry := w.Admit("fresh"); ok || retry != time.Minute {
+		t.Fatalf("after an AdmitAt with a Unix instant: Admit = %v, %v; want refused for a minute", ok, retry)
+	}
+}
+
+// TestSweepPulledBack: a last sweep stamped far ahead of the clock (a Record at a Unix instant)
+// does not stop the sweeps on the clock: the next Record reads it as due and sweeps at its own
+// instant, pulling the Unix stamps back; a window later they are reclaimed.
+func TestSweepPulledBack(t *testing.T) {
+	now := int64(0)
+	w, _ := New(2, 10*time.Second, WithClock(func() int64 { return now }))
+	unix := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	w.RecordAt("unix", unix) // sweeps at that instant
+	if got := w.lastSweep.Load(); got != unix {
+		t.Fatalf("last sweep at %d, want %d", got, unix)
+	}
+	for i := 0; i < 50; i++ {
+		w.Record(fmt.Sprint("a", i)) // the first sweeps at 0
+	}
+	if got := w.lastSweep.Load(); got != 0 {
+		t.Fatalf("last sweep at %d after a Record at 0, want 0", got)
+	}
+	now = 20 * sec
+	w.Record("b") // a window since the last sweep
+	if s := w.Snapshot(); s.Keys != 1 || s.Stored != 1 {
+		t.Fatalf("after the sweep %+v, want only b", s)
+	}
+}
+
+// TestExtremeInstants: instants at the ends of int64 neither wrap into "in the window" nor into
+// "expired".
+func TestExtremeInstants(t *testing.T) {
+	w := newWindow(t, 1, time.Minute)
+	trace(t, w, "k", []step{
+		{at: math.MinInt64, record: true},
+		{at: math.MaxInt64, ok: true}, // the whole clock later: out
+		{at: math.MinInt64, ok: false, retry: time.Minute},
+		{at: math.MinInt64 + int64(time.Minute), ok: true},
+		{at: math.MaxInt64, record: true},
+		{at: math.MaxInt64, ok: false, retry: time.Minute},
+		{at: math.MinInt64, ok: false, retry: time.Minute}, // pulled back to the other end
+		{at: math.MinInt64 + int64(time.Minute), ok: true},
 	})
 }
 

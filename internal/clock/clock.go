@@ -15,5 +15,3 @@ var epoch = time.Now()
 // outside a synctest bubble; inside one it follows the bubble's clock.
 func Now() int64 { return int64(time.Since(epoch)) }
 
-// Func is the type of the clocks a concurrent type accepts through its WithClock option.
-type Func = func() int64
