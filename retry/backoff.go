@@ -1,11 +1,11 @@
 package retry
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 )
 
@@ -68,23 +68,25 @@ func DefaultBackoff() Backoff {
 	return Backoff{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second, Attempts: 3, Jitter: Spread(0.2)}
 }
 
-// ErrInvalid is wrapped by every validation error.
-var ErrInvalid = errors.New("retry: invalid backoff")
+// ErrInvalid is matched by every configuration error of this package (as is ward.ErrInvalid): a
+// Backoff field out of range, or a nil option or function given to [Do]. The message names the
+// field or option.
+var ErrInvalid = contract.Invalid("retry: invalid configuration")
 
 // Validate reports the first field out of range, by name.
 func (b Backoff) Validate() error {
 	switch {
 	case b.Base <= 0:
-		return fmt.Errorf("%w: Base = %v, want > 0", ErrInvalid, b.Base)
+		return contract.Field(ErrInvalid, "Backoff.Base", b.Base, "> 0")
 	case !(b.Factor >= 1) || math.IsInf(b.Factor, 0):
-		return fmt.Errorf("%w: Factor = %v, want finite and >= 1", ErrInvalid, b.Factor)
+		return contract.Field(ErrInvalid, "Backoff.Factor", b.Factor, "finite and >= 1")
 	case b.Cap < b.Base:
-		return fmt.Errorf("%w: Cap = %v, want >= Base (%v)", ErrInvalid, b.Cap, b.Base)
+		return contract.Field(ErrInvalid, "Backoff.Cap", b.Cap, fmt.Sprintf(">= Base (%v)", b.Base))
 	case b.Attempts < 1:
-		return fmt.Errorf("%w: Attempts = %d, want >= 1", ErrInvalid, b.Attempts)
+		return contract.Field(ErrInvalid, "Backoff.Attempts", b.Attempts, ">= 1")
 	case b.Jitter != Rigid && b.Jitter != Full && b.Jitter != Equal && b.Jitter != Decorrelated &&
 		!(b.Jitter >= 0 && b.Jitter <= 1):
-		return fmt.Errorf("%w: Jitter = %v, want Rigid, Full, Equal, Decorrelated or Spread(f)", ErrInvalid, float64(b.Jitter))
+		return contract.Field(ErrInvalid, "Backoff.Jitter", float64(b.Jitter), "Rigid, Full, Equal, Decorrelated or Spread(f)")
 	}
 	return nil
 }
@@ -173,12 +175,18 @@ func (b Backoff) Schedule(rolls []float64) []time.Duration {
 // Deadline is a time budget measured from the instant it started. A budget of zero or less never
 // expires: that is how go-zero, gRPC and most servers spell "no timeout", and a configuration that
 // leaves the timeout unset should not time everything out at once.
+//
+// Start and every now given to its methods are instants of one monotonic clock the caller reads,
+// in nanoseconds: the Now() of the ward type the deadline is spent against, or any other, as long
+// as it is the same one throughout. An instant of another origin reads as that clock jumping: one
+// before Start leaves the whole budget, one far after it spends it; neither wraps.
 type Deadline struct {
-	Start  int64         // nanoseconds from the caller's monotonic origin
+	Start  int64         // nanoseconds of the caller's monotonic clock
 	Budget time.Duration // zero or less: none
 }
 
-// NewDeadline returns a deadline of budget starting at now.
+// NewDeadline returns a deadline of budget starting at now, an instant of the clock every later
+// now given to it is read from.
 func NewDeadline(budget time.Duration, now int64) Deadline {
 	return Deadline{Start: now, Budget: budget}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 )
 
@@ -19,41 +20,57 @@ import (
 //     context allows).
 //
 // A hint resets the backoff: the next wait that has no hint is the first retry's again. An error
-// that does not implement Hinted (anywhere in its chain, as errors.As finds it) has no hint.
+// that does not implement Hinted (anywhere in its chain, as errors.As finds it) has no hint,
+// unless it is a ward refusal: one carrying a wait (ward.RetryAfter) is read as that positive
+// hint, one without as a negative one.
 type Hinted interface {
 	error
 	RetryAfter() time.Duration
 }
 
-// Option configures [Do].
-type Option func(*doConfig)
+// Option configures [Do]; a nil Option is an error.
+type Option func(*config) error
 
-type doConfig struct {
+type config struct {
 	sleep   func(context.Context, time.Duration) error
 	roll    func() float64
 	retryIf func(error) bool
 }
 
 // WithSleep replaces the wait between tries: it must wait d or return ctx's error when ctx ends
-// first. Tests inject one that returns at once, so nothing ever sleeps.
+// first. Tests inject one that returns at once, so nothing ever sleeps. A nil sleep is an error.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(c *doConfig) {
-		if sleep != nil {
-			c.sleep = sleep
+	return func(c *config) error {
+		if sleep == nil {
+			return contract.Field(ErrInvalid, "WithSleep", "nil", "a function")
 		}
+		c.sleep = sleep
+		return nil
 	}
 }
 
-// WithRand replaces the draw source for the jitter (default: math/rand/v2).
-func WithRand(roll func() float64) Option { return func(c *doConfig) { c.roll = draw.Func(roll) } }
+// WithRand replaces the draw source for the jitter (default: math/rand/v2); a draw outside
+// [0, 1) is held into it. A nil source is an error.
+func WithRand(roll func() float64) Option {
+	return func(c *config) error {
+		if roll == nil {
+			return contract.Field(ErrInvalid, "WithRand", "nil", "a function")
+		}
+		c.roll = draw.Func(roll)
+		return nil
+	}
+}
 
 // WithRetryIf says which errors are worth another try (default: every error but the context's
-// own).
+// own). It narrows what Do retries and never widens it: a ward refusal without a wait is not
+// retried whatever it says. A nil predicate is an error.
 func WithRetryIf(retryable func(error) bool) Option {
-	return func(c *doConfig) {
-		if retryable != nil {
-			c.retryIf = retryable
+	return func(c *config) error {
+		if retryable == nil {
+			return contract.Field(ErrInvalid, "WithRetryIf", "nil", "a predicate")
 		}
+		c.retryIf = retryable
+		return nil
 	}
 }
 
@@ -72,19 +89,27 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // Do calls fn until it succeeds, the backoff has no attempts left, fn's error is not retryable, or
-// ctx ends. Between tries it waits the backoff's delay, or what the error's hint says ([Hinted]:
-// a negative hint stops the retries, zero retries at once). It returns nil on success, else the
-// last error fn returned (joined with ctx's error if the context ended while waiting). An invalid
-// backoff is returned as an error without calling fn.
+// ctx ends. Between tries it waits the backoff's delay, or what the error says:
+//
+//   - a [Hinted] error's hint: a negative hint stops the retries, zero retries at once, a positive
+//     one is waited exactly and resets the backoff;
+//   - a ward refusal (an error matching ward.ErrRefused) is retried only when it carries a wait
+//     (ward.RetryAfter: a rate limit, a failure window), which is read as a positive hint; a
+//     refusal without one (an adaptive limit, a breaker, a shedder) is returned at once, since
+//     retrying a local refusal is how retry storms start.
+//
+// It returns nil on success, else the last error fn returned (joined with ctx's error if the
+// context ended while waiting). An invalid backoff or option is returned as an error without
+// calling fn.
 func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...Option) error {
 	if err := b.Validate(); err != nil {
 		return err
 	}
-	c := doConfig{sleep: sleepCtx, roll: draw.Float64, retryIf: func(err error) bool {
+	c := config{sleep: sleepCtx, roll: draw.Float64, retryIf: func(err error) bool {
 		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	}}
-	for _, o := range opts {
-		o(&c)
+	if err := contract.Apply(ErrInvalid, &c, opts); err != nil {
+		return err
 	}
 	prev := b.Base
 	retries := 0 // retries since the start or the last hint: what the backoff's delay counts
@@ -99,13 +124,13 @@ func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...
 		if !b.More(made) || !c.retryIf(err) {
 			return err
 		}
-		var wait time.Duration
-		if h := Hinted(nil); errors.As(err, &h) {
-			if wait = h.RetryAfter(); wait < 0 {
-				return err
-			}
+		wait, hinted := hint(err)
+		switch {
+		case hinted && wait < 0:
+			return err
+		case hinted:
 			retries, prev = 0, b.Base
-		} else {
+		default:
 			retries++
 			wait = b.Delay(retries, c.roll(), prev)
 			prev = wait
@@ -114,4 +139,19 @@ func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...
 			return errors.Join(err, serr)
 		}
 	}
+}
+
+// hint returns the wait err asks for before the next try, if it asks: a [Hinted] error's hint, a
+// ward refusal's wait, or −1 (do not retry) for a ward refusal without one.
+func hint(err error) (time.Duration, bool) {
+	if h := Hinted(nil); errors.As(err, &h) {
+		return h.RetryAfter(), true
+	}
+	if wait, ok := contract.RetryAfter(err); ok {
+		return wait, true
+	}
+	if errors.Is(err, contract.ErrRefused) {
+		return -1, true
+	}
+	return 0, false
 }

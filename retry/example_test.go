@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/retry"
 )
 
@@ -46,4 +47,24 @@ func ExampleDeadline() {
 	left, _ := d.Remaining(11 * sec)
 	fmt.Println(left, d.Expired(12*sec))
 	// Output: 1s true
+}
+
+// A call guarded by a failure window: its refusal carries the wait until the key passes, and Do
+// sleeps exactly that before the next try. A refusal without a wait would be returned at once.
+func ExampleDo_refusal() {
+	now := int64(0) // an injected clock, moved by the sleep below
+	w, _ := failurewindow.New(1, time.Minute, failurewindow.WithClock(func() int64 { return now }))
+	w.Record("db") // one failure: the key is at its limit for a minute
+	now += int64(15 * time.Second)
+	err := retry.Do(context.Background(), retry.DefaultBackoff(),
+		func(ctx context.Context) error {
+			return w.Do(ctx, "db", func(context.Context) error { fmt.Println("called"); return nil })
+		},
+		retry.WithSleep(func(_ context.Context, d time.Duration) error { fmt.Println("wait", d); now += int64(d); return nil }),
+	)
+	fmt.Println(err)
+	// Output:
+	// wait 45s
+	// called
+	// <nil>
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardgo/ward/internal/contract"
 )
 
 const ms = time.Millisecond
@@ -83,7 +85,7 @@ func TestValidate(t *testing.T) {
 	} {
 		b := DefaultBackoff()
 		edit(&b)
-		if err := b.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), field) {
+		if err := b.Validate(); !errors.Is(err, ErrInvalid) || !errors.Is(err, contract.ErrInvalid) || !strings.Contains(err.Error(), "Backoff."+field+" = ") {
 			t.Errorf("%s: %v", field, err)
 		}
 	}
