@@ -14,4 +14,3 @@ var epoch = time.Now()
 // Now returns nanoseconds since the epoch, from the monotonic clock. It never goes backwards
 // outside a synctest bubble; inside one it follows the bubble's clock.
 func Now() int64 { return int64(time.Since(epoch)) }
-
