@@ -98,7 +98,7 @@ func TestNow(t *testing.T) {
 	}
 }
 
-// TestWindowing checks seeds/001's windows: at least the duration and at least the minimum of
+// TestWindowing checks the Limiter's windows: at least the duration and at least the minimum of
 // samples; a short window is extended and keeps its samples; one Sample per window, with the
 // average rtt, the largest in-flight count and the drop flag.
 func TestWindowing(t *testing.T) {
