@@ -74,7 +74,7 @@ func mutexBucket(r float64) func() Call {
 		return func(work func(), _ Outcome) bool {
 			now := nowNano()
 			g.mu.Lock()
-			ok := b.Take(now, 1)
+			ok, _ := b.Take(now, 1)
 			g.mu.Unlock()
 			if !ok {
 				return false

@@ -16,8 +16,9 @@ func benchClock() func() int64 {
 
 func BenchmarkBucketLimiter(b *testing.B) {
 	for _, c := range []struct {
-		name        string
-		rate, burst float64
+		name  string
+		rate  float64
+		burst int
 	}{{"path=admit", 1e9, 1}, {"path=refuse", 1e-3, 1}} {
 		b.Run(c.name, func(b *testing.B) {
 			l, _ := NewBucketLimiter(c.rate, c.burst, WithClock(benchClock()))
@@ -46,7 +47,7 @@ func BenchmarkPeriodLimiter(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			l.Take()
+			l.Allow()
 		}
 	})
 }
@@ -63,7 +64,7 @@ func BenchmarkSliding(b *testing.B) {
 	s, _ := NewSliding(1000, time.Microsecond)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		s.Take(int64(i))
+		s.Take(int64(i), 1)
 	}
 }
 
@@ -71,6 +72,6 @@ func BenchmarkPeriod(b *testing.B) {
 	p, _ := NewPeriod(1000, time.Microsecond, true)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		p.Take(int64(i))
+		p.Take(int64(i), 1)
 	}
 }

@@ -1,18 +1,20 @@
 package rate
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"time"
+
+	"github.com/wardgo/ward/internal/contract"
 )
 
-// ErrInvalid is wrapped by every construction error.
-var ErrInvalid = errors.New("rate: invalid parameter")
+// ErrInvalid is matched by every configuration error of this package, and by ward.ErrInvalid;
+// the message names the field.
+var ErrInvalid = contract.Invalid("rate: invalid configuration")
 
-func invalid(field string, v any, want string) error {
-	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalid, field, v, want)
-}
+// ErrLimited is the refusal of this package's Do methods: the call is over the rate or the quota.
+// It matches ward.ErrRefused, and a refusal from Do carries how long until the call would pass
+// (ward.RetryAfter).
+var ErrLimited = contract.Refusal("rate: limited")
 
 // Forever is the wait reported for what can never happen: n tokens from a bucket whose burst is
 // under n, or a refill at rate 0. A wait longer than an int64 of nanoseconds holds (about 292
@@ -23,10 +25,17 @@ const Forever = time.Duration(math.MaxInt64)
 // holds exactly, so that taking a token always takes one.
 const MaxBurst = 1 << 53
 
+// MaxSkew is how far an instant may lie behind the state a limiter recorded (beyond the burst a
+// bucket may run ahead) and still be read as a late reading of the same clock. Further behind, it
+// is read as the clock having jumped back (or as an instant of another origin): the state is
+// pulled back to that instant, spent there, so the limiter neither refuses for decades nor admits
+// more than its allowance. See "Edge cases" in the package doc.
+const MaxSkew = time.Minute
+
 // checkBurst is the burst rule of both buckets.
-func checkBurst(burst float64) error {
-	if math.IsNaN(burst) || burst < 0 || burst > MaxBurst {
-		return invalid("burst", burst, "in [0, 2^53] (under 1 is raised to 1)")
+func checkBurst(burst int) error {
+	if burst < 1 || int64(burst) > MaxBurst {
+		return contract.Field(ErrInvalid, "burst", burst, "in [1, 2^53]")
 	}
 	return nil
 }
@@ -35,6 +44,15 @@ func checkBurst(burst float64) error {
 // now after then (now-then would wrap for instants far apart).
 func since(now, then int64) uint64 { return uint64(now) - uint64(then) }
 
+// skewed reports whether state lies more than span + [MaxSkew] after now: recorded on a clock
+// that has since jumped back, or on another origin.
+func skewed(state, now int64, span uint64) bool {
+	return state > now && since(state, now) > span+uint64(MaxSkew)
+}
+
+// cost cleans a requested count: a negative one costs nothing.
+func cost(n int) int { return max(n, 0) }
+
 // Tokens is a bucket's state apart from its policy: the tokens it held (fractional) and the
 // instant they were brought up to date. It is what a store shared by several processes keeps.
 type Tokens struct {
@@ -42,11 +60,12 @@ type Tokens struct {
 	Stamp  int64
 }
 
-// Grant is the answer of [Bucket.Step]: whether the tokens were granted, the state to write
-// back, and, when refused, how long until they would be there.
-type Grant struct {
+// Grant is the answer of a Step ([Bucket.Step], [Period.Step]): whether the call was granted, the
+// state to write back, and, when refused, how long until it would be granted ([Forever] when it
+// never will be).
+type Grant[S Tokens | Usage] struct {
 	Granted bool
-	State   Tokens
+	State   S
 	Wait    time.Duration
 }
 
@@ -59,22 +78,22 @@ type Grant struct {
 // call against a [Tokens] read from a store, for the caller to write back with a compare-and-set.
 // [BucketLimiter] is the lock-free concurrent bucket.
 type Bucket struct {
-	rate, burst float64
-	state       Tokens
+	rate  float64
+	burst int
+	state Tokens
 }
 
-// NewBucket returns a full bucket at now. rate is tokens per second (0: never refills); burst
-// under 1 is raised to 1, since a bucket that cannot hold one token lets nothing through. A full
-// bucket grants floor(burst) calls of one token at once. A negative, NaN or infinite rate is an
-// error, and so is a burst that is negative, NaN or over [MaxBurst].
-func NewBucket(rate, burst float64, now int64) (*Bucket, error) {
+// NewBucket returns a full bucket at now. rate is tokens per second (0: never refills), finite and
+// not negative; burst is the most tokens it holds, in [1, [MaxBurst]]. A full bucket grants burst
+// calls of one token at once. Anything else is an error naming the field.
+func NewBucket(rate float64, burst int, now int64) (*Bucket, error) {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
-		return nil, invalid("rate", rate, "finite and >= 0")
+		return nil, contract.Field(ErrInvalid, "rate", rate, "finite and >= 0")
 	}
 	if err := checkBurst(burst); err != nil {
 		return nil, err
 	}
-	b := &Bucket{rate: rate, burst: max(burst, 1)}
+	b := &Bucket{rate: rate, burst: burst}
 	b.state = b.Opening(now)
 	return b, nil
 }
@@ -83,28 +102,25 @@ func NewBucket(rate, burst float64, now int64) (*Bucket, error) {
 func (b *Bucket) Rate() float64 { return b.rate }
 
 // Burst returns the most tokens the bucket holds.
-func (b *Bucket) Burst() float64 { return b.burst }
+func (b *Bucket) Burst() int { return b.burst }
 
 // Opening returns the state of a bucket nobody has touched at now: full.
-func (b *Bucket) Opening(now int64) Tokens { return Tokens{Tokens: b.burst, Stamp: now} }
-
-// cost cleans a requested amount: negative and NaN cost nothing.
-func cost(n float64) float64 {
-	if !(n > 0) {
-		return 0
-	}
-	return n
-}
+func (b *Bucket) Opening(now int64) Tokens { return Tokens{Tokens: float64(b.burst), Stamp: now} }
 
 // refill brings s up to now. A now before the stamp adds nothing and keeps the stamp: the clock
-// going backwards never takes tokens away nor adds them twice.
-func (b *Bucket) refill(s Tokens, now int64) Tokens {
-	s.Tokens = min(max(s.Tokens, 0), b.burst) // a state from a store is held to [0, burst]
+// going backwards never takes tokens away nor adds them twice. A stamp more than [MaxSkew] after
+// now is pulled back to now, with the bucket empty.
+func (b *Bucket) refill(now int64, s Tokens) Tokens {
+	burst := float64(b.burst)
+	s.Tokens = min(max(s.Tokens, 0), burst) // a state from a store is held to [0, burst]
 	if math.IsNaN(s.Tokens) {
 		s.Tokens = 0
 	}
-	if now > s.Stamp {
-		s.Tokens = min(b.burst, s.Tokens+float64(since(now, s.Stamp))/1e9*b.rate)
+	switch {
+	case skewed(s.Stamp, now, 0):
+		return Tokens{Stamp: now}
+	case now > s.Stamp:
+		s.Tokens = min(burst, s.Tokens+float64(since(now, s.Stamp))/1e9*b.rate)
 		s.Stamp = now
 	}
 	return s
@@ -112,55 +128,64 @@ func (b *Bucket) refill(s Tokens, now int64) Tokens {
 
 // wait returns how long until a refilled state holds n tokens: at least 1 ns when they are not
 // there, [Forever] when the wait would not fit a Duration.
-func (b *Bucket) wait(s Tokens, n float64) time.Duration {
-	if n <= s.Tokens {
+func (b *Bucket) wait(s Tokens, n int) time.Duration {
+	want := float64(n)
+	if want <= s.Tokens {
 		return 0
 	}
 	if n > b.burst || b.rate == 0 {
 		return Forever
 	}
-	w := math.Ceil((n - s.Tokens) / b.rate * 1e9)
+	w := math.Ceil((want - s.Tokens) / b.rate * 1e9)
 	if !(w < math.MaxInt64) { // float64(MaxInt64) is 2^63: anything below converts exactly
 		return Forever
 	}
 	return time.Duration(max(w, 1))
 }
 
-// Step answers a call for n tokens at now against state s (negative or NaN n costs nothing). It
-// reads nothing but its arguments: a caller sharing a bucket through a store writes Grant.State
-// back only if the store still holds s, and asks again otherwise.
-func (b *Bucket) Step(s Tokens, now int64, n float64) Grant {
+// Step answers a call for n tokens at now against state s (a negative n costs nothing). It reads
+// nothing but its arguments: a caller sharing a bucket through a store writes Grant.State back
+// only if the store still holds s, and asks again otherwise.
+func (b *Bucket) Step(now int64, s Tokens, n int) Grant[Tokens] {
 	n = cost(n)
-	s = b.refill(s, now)
-	if n <= s.Tokens {
-		s.Tokens -= n
-		return Grant{Granted: true, State: s}
+	s = b.refill(now, s)
+	if float64(n) <= s.Tokens {
+		s.Tokens -= float64(n)
+		return Grant[Tokens]{Granted: true, State: s}
 	}
-	return Grant{State: s, Wait: b.wait(s, n)}
+	return Grant[Tokens]{State: s, Wait: b.wait(s, n)}
 }
 
-// Take takes n tokens at now if they are there, and reports whether it did.
-func (b *Bucket) Take(now int64, n float64) bool {
-	g := b.Step(b.state, now, n)
+// Take takes n tokens at now if they are there. If not, wait is how long until they would be: 0
+// when ok, [Forever] when they never will be (more than the burst, or rate 0).
+func (b *Bucket) Take(now int64, n int) (ok bool, wait time.Duration) {
+	g := b.Step(now, b.state, n)
 	b.state = g.State
-	return g.Granted
+	return g.Granted, g.Wait
 }
 
-// TokensAt returns how many tokens the bucket holds at now.
-func (b *Bucket) TokensAt(now int64) float64 { return b.refill(b.state, now).Tokens }
+// TokensAt returns how many tokens the bucket holds at now, fractions included.
+func (b *Bucket) TokensAt(now int64) float64 { return b.refill(now, b.state).Tokens }
+
+// Left returns how many calls of one token at now would be granted one after another: the whole
+// tokens held.
+func (b *Bucket) Left(now int64) int { return int(b.TokensAt(now)) }
 
 // Next returns how long until n tokens would be there, without taking them: 0 when they are, and
 // [Forever] when they never will be. This is what a Retry-After header is computed from.
-func (b *Bucket) Next(now int64, n float64) time.Duration {
-	return b.wait(b.refill(b.state, now), cost(n))
+func (b *Bucket) Next(now int64, n int) time.Duration {
+	return b.wait(b.refill(now, b.state), cost(n))
 }
 
 // Acquire takes one token at now: the [Permit] method.
-func (b *Bucket) Acquire(now int64) bool { return b.Take(now, 1) }
+func (b *Bucket) Acquire(now int64) bool {
+	ok, _ := b.Take(now, 1)
+	return ok
+}
 
 // Release gives one token back (never past the burst): a [Chained] refusal further down undoes
 // this bucket's grant.
 func (b *Bucket) Release(now int64) {
-	b.state = b.refill(b.state, now)
-	b.state.Tokens = min(b.burst, b.state.Tokens+1)
+	b.state = b.refill(now, b.state)
+	b.state.Tokens = min(float64(b.burst), b.state.Tokens+1)
 }

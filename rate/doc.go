@@ -2,41 +2,77 @@
 // window, a fixed period, a gate, chains of them and one per key.
 //
 // Each comes as pure arithmetic (time passed in as nanoseconds from any monotonic origin, not safe
-// for concurrent use: [Bucket], [Sliding], [Period]) and, where concurrent use is the point, as a
-// concurrent type: [BucketLimiter] (GCRA, lock-free), [PeriodLimiter] (lock-free), [SlidingLimiter]
-// (a mutex around the ring of stamps), [Gate] (lock-free). All of them implement [Permit], which
-// [Chained] and [Partitioned] build on, as does the adaptive limiter through its AsPermit.
+// for concurrent use: [Bucket], [Sliding], [Period]) and as a concurrent type: [BucketLimiter]
+// (GCRA, lock-free), [SlidingLimiter] (a mutex around the ring of stamps), [PeriodLimiter]
+// (lock-free). The three limiters have one shape, the library's contract (package ward):
+//
+//   - Allow() bool: one call at Now, the short form;
+//   - TakeAt(now, n) (ok, wait): n calls at an instant of the limiter's clock, and when refused how
+//     long until they would pass (0 when ok, [Forever] when never);
+//   - Now() int64: the instant Allow and Do decide at;
+//   - Do(ctx, fn): fn runs if one call is admitted at Now, and its error comes back unchanged;
+//     otherwise Do returns [ErrLimited] (matching ward.ErrRefused) with its wait, without calling
+//     fn. A rate limit learns nothing from outcomes, so there is no handle to settle;
+//   - Next(now, n) and Left(now): the wait and the room, without taking;
+//   - Acquire(now)/Release(now): the [Permit] methods, which [Chained] and [Partitioned] build
+//     on, as does the adaptive limiter through its AsPermit.
+//
+// The pure cores have the same shape with now first: Take(now, n) (ok, wait), Next(now, n),
+// Left(now), Acquire and Release. A [Period] also says where the quota stands after one event
+// ([Period.TakeQuota]: [Under], [Hit], [Over], go-zero's PeriodLimit answers) and when it resets
+// ([Period.Reset]); the limiters have both too.
 //
 // Bucket and Period also expose their state apart from their policy ([Tokens], [Usage]) with a
-// pure Step, so several processes can share one allowance through a compare-and-set store (a
-// database row, a Redis script): read the state, Step it, write it back only if the store still
-// holds what was read, and ask again otherwise.
+// pure Step(now, state, n), so several processes can share one allowance through a
+// compare-and-set store (a database row, a Redis script): read the state, Step it, write it back
+// only if the store still holds what was read, and ask again otherwise.
 //
-// # Decisions
+// [Gate] is the bulkhead shaped as a Permit, a link for [Chain] and [Partitioned]; a bulkhead
+// with Do and a handle is the adaptive package's Limiter with a fixed limit.
 //
+// # Edge cases
+//
+//   - Counts are ints everywhere: TakeAt, Take, Step and Next take n int. A negative n costs
+//     nothing (and is admitted, as n = 0 is); n over the burst or the quota is never granted, and
+//     its wait is [Forever].
 //   - A clock that goes backwards never adds tokens twice, never takes them away, and never makes
 //     an event leave a window sooner: buckets keep their stamp, windows stamp at their newest.
+//   - Clocks of different origins. Every now of a limiter is an instant of its clock (Now). An
+//     instant far behind what a limiter recorded, more than [MaxSkew] (a minute) behind, beyond
+//     the burst's span for a bucket, cannot be a late reading of the same clock: it is read as the
+//     clock having jumped back (a Unix-nanosecond time passed to a limiter whose clock started near
+//     0, or the other way round), and the state is pulled back to that instant, spent there. A
+//     bucket's theoretical arrival time is pulled back to the instant plus the burst's span (the
+//     bucket empty, not in debt for decades); a pure Bucket's stamp to the instant, empty; a
+//     window is stamped full at the instant; a period reopens at the instant (on its multiple
+//     with align), spent. So mixing origins never wedges a limiter: it admits again an interval, a
+//     window or a period later. Nor does it admit more than its allowance: a jump back admits
+//     nothing at once, and a jump forward reads as time having passed, a full allowance at most.
+//     A reading stale by less than MaxSkew (a goroutine that waited for its turn) is judged on the
+//     recorded state as it is, and never over-admits.
 //   - Refused events are not counted by a Period (go-zero's PeriodLimit counts them).
-//   - A cost that is negative or NaN costs nothing; a cost over the burst is never granted, and
-//     its wait is [Forever].
 //   - [BucketLimiter] needs a positive rate (GCRA divides by it); a pure [Bucket] accepts rate 0, a
 //     burst that never refills.
-//   - Both buckets grant a full bucket exactly floor(burst) calls of one token at once, at every
-//     rate they accept. A [BucketLimiter] works in whole nanoseconds: its emission interval,
-//     1e9/rate, is rounded up (it never runs faster than rate), so it takes rates from about
-//     1.08e-10 to 1e9 a second and a burst whose fill time fits an int64 of nanoseconds (about 292
-//     years); past that, construction fails and the error names the field. A pure [Bucket] works
-//     in float64 and takes any finite rate. Bursts go up to [MaxBurst], 2^53, the most whole tokens
-//     a float64 counts exactly.
+//   - Bursts are whole tokens, from 1 to [MaxBurst] (2^53, the most whole tokens a float64 counts
+//     exactly); both buckets grant a full bucket exactly burst calls of one token at once, at
+//     every rate they accept. A [BucketLimiter] works in whole nanoseconds: its emission
+//     interval, 1e9/rate, is rounded up (it never runs faster than rate), so it takes rates from
+//     about 1.08e-10 to 1e9 a second and a burst whose fill time fits an int64 of nanoseconds
+//     (about 292 years). A pure [Bucket] works in float64 and takes any finite rate.
+//   - No configuration is held into range: a burst under 1, a period or a window under a
+//     nanosecond, a negative Gate limit or Partitioned size, a nil option or clock is an error
+//     matching [ErrInvalid] (and ward.ErrInvalid) that names the field. Zero means "the default"
+//     only where the doc says so (a Gate of 0 has no ceiling, a Partitioned of 0 keeps
+//     [DefaultPartitions]).
 //   - A [Sliding] keeps its promise, at most quota events in any window-long stretch, whatever
-//     order the instants come in: an instant earlier than the newest event is admitted only when
-//     the stamps it holds show that the promise still holds, else refused. Its quota goes up to
-//     [MaxSlidingQuota], since it keeps a stamp per event.
-//   - Instants may be anywhere in the int64 range, in any order. Time between two instants is
-//     computed exactly, so instants near math.MinInt64 and math.MaxInt64 neither wrap round nor
-//     panic. The one limit: a [BucketLimiter] refuses a call whose theoretical arrival time would
-//     pass math.MaxInt64 (an instant within the fill time of the end of the range), with a wait
-//     of [Forever]. Waits are never negative; one that does not fit a Duration is [Forever].
+//     order the instants come in (within MaxSkew): an instant earlier than the newest event is
+//     admitted only when the stamps it holds show that the promise still holds, else refused. Its
+//     quota goes up to [MaxSlidingQuota], since it keeps a stamp per event.
+//   - Instants may be anywhere in the int64 range. Time between two instants is computed exactly,
+//     so instants near math.MinInt64 and math.MaxInt64 neither wrap round nor panic. The one
+//     limit: a [BucketLimiter] refuses a call whose theoretical arrival time would pass
+//     math.MaxInt64 (an instant within the fill time of the end of the range), with a wait of
+//     [Forever]. Waits are never negative; one that does not fit a Duration is [Forever].
 //   - [Partitioned] is an exact LRU per shard (shards of at least 64 keys, up to 64 shards); the key
 //     dropped is the least recently used of its shard.
 package rate

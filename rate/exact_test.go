@@ -15,13 +15,14 @@ import (
 var sweepRates = []float64{6, 7, 600, 1500, 1.0 / 3, 1, 3, 10, 1000, 1e6, 6e8, 999_999_999, 1e9,
 	1e-3, 2.5e-10, 1.1e-10, 7.77, 123456.789}
 
-var sweepBursts = []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 7, 10, 99.9, 1e6, 1e10, MaxBurst}
+// sweepBursts are int64 so that the list builds on 32-bit targets, which skip those over an int.
+var sweepBursts = []int64{1, 2, 3, 7, 10, 99, 1e6, 1e10, MaxBurst}
 
 // admitAtOnce counts the one-token calls take grants at one instant, taking most of a large burst
 // in one call first so a burst of 2^53 is counted without 2^53 calls.
-func admitAtOnce(t *testing.T, want float64, take func(n float64) bool) float64 {
+func admitAtOnce(t *testing.T, want int, take func(n int) bool) int {
 	t.Helper()
-	got := 0.0
+	got := 0
 	if want > 64 {
 		if !take(want - 8) {
 			t.Errorf("a full bucket refused %v of its %v tokens", want-8, want)
@@ -35,27 +36,30 @@ func admitAtOnce(t *testing.T, want float64, take func(n float64) bool) float64 
 	return got
 }
 
-// TestBucketFullBurstSweep: a full bucket admits floor(burst) calls at once (burst under 1 is
-// raised to 1), at every rate, for the pure Bucket and the BucketLimiter alike, at instants
-// across the int64 range; and after that, the limiter's first refill comes after exactly the
-// wait it reports.
+// TestBucketFullBurstSweep: a full bucket admits burst calls at once, at every rate, for the pure
+// Bucket and the BucketLimiter alike, at instants across the int64 range; and after that, the
+// limiter's first refill comes after exactly the wait it reports.
 func TestBucketFullBurstSweep(t *testing.T) {
 	for _, rate := range sweepRates {
-		for _, burst := range sweepBursts {
-			want := math.Floor(max(burst, 1))
+		for _, burst64 := range sweepBursts {
+			burst := int(burst64)
+			if int64(burst) != burst64 {
+				continue // over a 32-bit int
+			}
+			want := burst
 			for _, start := range []int64{0, -5e18, 1_700_000_000_000_000_000, math.MinInt64} {
 				b, err := NewBucket(rate, burst, start)
 				if err != nil {
 					t.Fatalf("NewBucket(%v, %v): %v", rate, burst, err)
 				}
-				if got := admitAtOnce(t, want, func(n float64) bool { return b.Take(start, n) }); got != want {
+				if got := admitAtOnce(t, want, func(n int) bool { ok, _ := b.Take(start, n); return ok }); got != want {
 					t.Errorf("Bucket(%v, %v) at %d: a full bucket admitted %v, want %v", rate, burst, start, got, want)
 				}
 
 				now := start
 				l, err := NewBucketLimiter(rate, burst, WithClock(func() int64 { return now }))
 				every := math.Ceil(1e9 / rate)
-				if fits := every*max(burst, 1) < math.MaxInt64; err != nil {
+				if fits := every*float64(burst) < math.MaxInt64; err != nil {
 					if fits && burst <= 1e6 && rate <= 1e9 && rate >= 2e-10 {
 						t.Fatalf("NewBucketLimiter(%v, %v): %v", rate, burst, err)
 					}
@@ -64,18 +68,18 @@ func TestBucketFullBurstSweep(t *testing.T) {
 					}
 					continue
 				} else if !fits {
-					t.Fatalf("NewBucketLimiter(%v, %v) accepted a fill time of %v ns", rate, burst, every*want)
+					t.Fatalf("NewBucketLimiter(%v, %v) accepted a fill time of %v ns", rate, burst, every*float64(want))
 				}
-				allow := func(n float64) bool {
+				allow := func(n int) bool {
 					if n == 1 {
 						return l.Allow()
 					}
 					ok, _ := l.TakeAt(now, n)
 					return ok
 				}
-				if float64(start)+every*want >= math.MaxInt64 {
+				if float64(start)+every*float64(want) >= math.MaxInt64 {
 					// Admitted while the TAT fits: the k-th call's TAT is start + k×interval.
-					fit := float64((math.MaxInt64 - start) / int64(every))
+					fit := int((math.MaxInt64 - start) / int64(every))
 					if got := admitAtOnce(t, min(want, fit), allow); got != min(want, fit) {
 						t.Errorf("BucketLimiter(%v, %v) at %d: admitted %v near the end of the range, want %v", rate, burst, start, got, min(want, fit))
 					}
@@ -119,43 +123,58 @@ func TestBucketFullBurstSweep(t *testing.T) {
 // everything or refusing everything, and waits stay within [0, Forever].
 func TestBucketOverflow(t *testing.T) {
 	for _, c := range []struct {
-		rate, burst float64
-		field       string
+		rate  float64
+		burst int64
+		field string
 	}{
 		{1, 1e10, "burst"}, // a fill time of 317 years
 		{1e-10, 1, "rate"}, // a token every 317 years
 		{2e9, 1, "rate"},   // more than a token a nanosecond
 		{1, MaxBurst * 2, "burst"},
+		{1, 0, "burst"},
+		{1, -1, "burst"},
 	} {
-		_, err := NewBucketLimiter(c.rate, c.burst)
+		if int64(int(c.burst)) != c.burst {
+			continue // over a 32-bit int
+		}
+		_, err := NewBucketLimiter(c.rate, int(c.burst))
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("NewBucketLimiter(%v, %v) = %v, want an error naming %s", c.rate, c.burst, err, c.field)
 		}
 	}
-	if _, err := NewBucket(1, MaxBurst*2, 0); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "burst") {
-		t.Errorf("NewBucket with a burst over 2^53: %v", err)
+	if over := int64(MaxBurst * 2); int64(int(over)) == over {
+		if _, err := NewBucket(1, int(over), 0); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "burst") {
+			t.Errorf("NewBucket with a burst over 2^53: %v", err)
+		}
 	}
 
 	// The pure bucket takes any finite rate: the wait saturates at Forever, never wraps negative.
 	for _, rate := range []float64{1e-10, 1e-300, math.SmallestNonzeroFloat64} {
 		b, _ := NewBucket(rate, 1, 0)
-		if !b.Take(0, 1) || b.Take(0, 1) {
+		first, _ := b.Take(0, 1)
+		second, wait := b.Take(0, 1)
+		if !first || second || wait != Forever {
 			t.Fatalf("rate %v: a bucket of one", rate)
 		}
 		if w := b.Next(0, 1); w != Forever {
 			t.Errorf("rate %v: Next = %v, want Forever", rate, w)
 		}
-		if g := b.Step(Tokens{}, 0, 1); g.Granted || g.Wait != Forever {
+		if g := b.Step(0, Tokens{}, 1); g.Granted || g.Wait != Forever {
 			t.Errorf("rate %v: Step = %+v, want a wait of Forever", rate, g)
 		}
 	}
-	b, _ := NewBucket(1, 1e10, 0) // the pure bucket holds a burst the limiter cannot time
-	if !b.Take(0, 1e10) || b.Take(0, 1) || b.Next(0, 1) != time.Second {
-		t.Error("a bucket of 1e10 at rate 1")
+	b, _ := NewBucket(1, 1, 0)
+	if big := int64(1e10); int64(int(big)) == big { // the pure bucket holds a burst the limiter cannot time
+		b, _ = NewBucket(1, int(big), 0)
+		all, _ := b.Take(0, int(big))
+		one, _ := b.Take(0, 1)
+		if !all || one || b.Next(0, 1) != time.Second {
+			t.Error("a bucket of 1e10 at rate 1")
+		}
 	}
 
 	// A state stamped at the start of the range is full at its end: 2^64-1 ns have passed.
-	if g := b.Step(Tokens{Stamp: math.MinInt64}, math.MaxInt64, 1); !g.Granted {
+	if g := b.Step(math.MaxInt64, Tokens{Stamp: math.MinInt64}, 1); !g.Granted {
 		t.Errorf("MinInt64 to MaxInt64 did not refill: %+v", g)
 	}
 
@@ -179,28 +198,36 @@ func TestBucketOverflow(t *testing.T) {
 			t.Errorf("at %d: TakeAt = %v %v", now, ok, w)
 		}
 	}
-	// A clock that jumps between the ends of the range.
+	// A clock that jumps between the ends of the range. A jump forwards finds the bucket full
+	// (time passed); a jump back of more than MaxSkew pulls the TAT back to the instant, empty
+	// there. So each cycle admits at MaxInt64-2e9 (the newest instant whose TAT fits) and at 5e18,
+	// the first also at MinInt64, never two at one instant, and nothing on a jump back.
 	at := int64(math.MinInt64)
 	l, _ := NewBucketLimiter(1, 1, WithClock(func() int64 { return at }))
 	admitted := 0
 	for i := 0; i < 100; i++ {
+		prev := at
 		at = []int64{math.MinInt64, math.MaxInt64, math.MaxInt64 - 2e9, -5e18, 5e18}[i%5]
-		if l.Allow() {
-			admitted++
+		allowed := l.Allow()
+		ok, w := l.TakeAt(at, 1)
+		if allowed && ok {
+			t.Fatalf("at %d: two admitted at once by a bucket of one", at)
 		}
-		if ok, w := l.TakeAt(at, 1); ok {
-			admitted++
-		} else if w < 1 {
+		if !ok && w < 1 {
 			t.Fatalf("at %d: a wait of %v", at, w)
+		}
+		if (allowed || ok) && i > 0 && skewed(prev, at, 0) {
+			t.Fatalf("at %d: admitted on a jump back from %d", at, prev)
+		}
+		if allowed || ok {
+			admitted++
 		}
 		if tok := l.TokensAt(at); tok < 0 || tok > 1 {
 			t.Fatalf("at %d: %v tokens", at, tok)
 		}
 	}
-	// The TAT only moves forwards: one admission at MinInt64 (full), one at MaxInt64-2e9 (the
-	// newest instant whose TAT fits), and after that every instant is behind the TAT.
-	if admitted != 2 {
-		t.Errorf("%d admitted by a bucket of one across 100 jumps, want 2", admitted)
+	if admitted != 41 {
+		t.Errorf("%d admitted by a bucket of one across 100 jumps, want 41", admitted)
 	}
 }
 
@@ -225,12 +252,12 @@ func TestSlidingOutOfOrder(t *testing.T) {
 		now int64
 		ok  bool
 	}{{0, true}, {20, true}, {15, true}, {5, false}, {30, true}, {25, true}, {26, false}, {19, false}} {
-		if got := s.Take(c.now); got != c.ok {
+		if got, _ := s.Take(c.now, 1); got != c.ok {
 			t.Fatalf("late step %d: Take(%d) = %v, want %v", i, c.now, got, c.ok)
 		}
 	}
 	s.Release(27) // takes back 25, not 30
-	if !s.Take(26) || s.Take(27) {
+	if ok, _ := s.Take(26, 1); !ok || s.Acquire(27) {
 		t.Fatal("Release did not take back the newest event at or before its instant")
 	}
 	s.Release(-1)        // nothing at or before -1
@@ -285,9 +312,9 @@ func TestSlidingPromise(t *testing.T) {
 				}
 				continue
 			}
-			left, next := s.Left(now), s.Next(now)
-			ok := s.Take(now)
-			if (left > 0) != ok || (next == 0) != ok || next < 0 || (now >= newest && next > time.Duration(c.window)) {
+			left, next := s.Left(now), s.Next(now, 1)
+			ok, wait := s.Take(now, 1)
+			if (left > 0) != ok || wait != next || next < 0 || (now >= newest && next > time.Duration(c.window)) {
 				t.Fatalf("Take(%d) = %v, but Left = %d, Next = %v", now, ok, left, next)
 			}
 			if now >= newest { // in order: exactly the live count
@@ -380,21 +407,24 @@ func TestSlidingBounds(t *testing.T) {
 	}
 	// Instants at the ends of the range are a window apart however long the window.
 	s, _ := NewSliding(1, time.Duration(math.MaxInt64))
-	if !s.Take(math.MinInt64) || s.Take(-2) || !s.Take(math.MaxInt64) || s.Take(math.MinInt64) {
+	// The last is more than MaxSkew behind the newest event: the window is pulled back to it, full.
+	if !s.Acquire(math.MinInt64) || s.Acquire(-2) || !s.Acquire(math.MaxInt64) || s.Acquire(math.MinInt64) {
 		t.Error("a window of MaxInt64 at the ends of the range")
 	}
-	if w := s.Next(math.MinInt64); w != Forever {
-		t.Errorf("Next far behind = %v, want Forever", w)
+	if w := s.Next(math.MinInt64, 1); w != Forever {
+		t.Errorf("Next a window of MaxInt64 after a pull back = %v, want Forever", w)
 	}
+	// A clock jumping between 5e18 and -5e18: each jump forwards finds the window empty (an hour
+	// passed), each jump back finds it pulled back, full: one admitted per jump forwards.
 	s, _ = NewSliding(1, time.Hour)
 	admitted := 0
 	for i := 0; i < 10; i++ {
-		if s.Take([]int64{5e18, -5e18}[i%2]) {
+		if s.Acquire([]int64{5e18, -5e18}[i%2]) {
 			admitted++
 		}
 	}
-	if admitted != 1 {
-		t.Errorf("a clock jumping between 5e18 and -5e18: %d admitted, want 1", admitted)
+	if admitted != 5 {
+		t.Errorf("a clock jumping between 5e18 and -5e18: %d admitted, want 5", admitted)
 	}
 }
 
@@ -403,30 +433,34 @@ func TestSlidingBounds(t *testing.T) {
 func TestPeriodExtremes(t *testing.T) {
 	p, _ := NewPeriod(1, time.Hour, false)
 	l, _ := NewPeriodLimiter(1, time.Hour, false)
+	// Each jump forwards opens a new period (an hour passed); each jump back pulls the open period
+	// back to the instant, spent: one admitted each per jump forwards, none on a jump back.
 	admitted := 0
 	for i := 0; i < 10; i++ {
 		now := []int64{5e18, -5e18}[i%2]
-		if p.Take(now) != Over {
+		if ok, w := p.Take(now, 1); ok {
+			admitted++
+		} else if w < 1 || w > time.Hour {
+			t.Fatalf("Take(%d) refused with a wait of %v", now, w)
+		}
+		if l.TakeQuota(now) != Over {
 			admitted++
 		}
-		if l.TakeAt(now) != Over {
-			admitted++
-		}
-		if w := p.Next(now); w < 0 || w > time.Hour {
-			t.Fatalf("Next(%d) = %v", now, w)
+		if w := p.Reset(now); w < 0 || w > time.Hour {
+			t.Fatalf("Reset(%d) = %v", now, w)
 		}
 	}
-	if admitted != 2 {
-		t.Errorf("a clock jumping between 5e18 and -5e18: %d admitted, want 2 (one each)", admitted)
+	if admitted != 10 {
+		t.Errorf("a clock jumping between 5e18 and -5e18: %d admitted, want 10 (five each)", admitted)
 	}
 	a, _ := NewPeriod(2, 10, true)
-	if q, u := a.Step(Usage{}, math.MinInt64+1); q != Under || u.Start != math.MinInt64 {
-		t.Fatalf("aligned at MinInt64+1: %v %+v", q, u)
+	if g := a.Step(math.MinInt64+1, Usage{}, 1); !g.Granted || g.State.Start != math.MinInt64 {
+		t.Fatalf("aligned at MinInt64+1: %+v", g)
 	}
-	if a.Take(math.MinInt64+1) != Under || a.Take(math.MinInt64+2) != Hit || a.Take(math.MinInt64+3) != Over {
+	if a.TakeQuota(math.MinInt64+1) != Under || a.TakeQuota(math.MinInt64+2) != Hit || a.TakeQuota(math.MinInt64+3) != Over {
 		t.Fatal("an aligned period at the start of the range")
 	}
-	if a.Take(math.MaxInt64) != Under || a.Take(math.MaxInt64) != Hit || a.Take(math.MaxInt64) != Over || a.Next(math.MaxInt64) != 3 {
-		t.Fatalf("an aligned period at the end of the range: Next = %v", a.Next(math.MaxInt64))
+	if a.TakeQuota(math.MaxInt64) != Under || a.TakeQuota(math.MaxInt64) != Hit || a.TakeQuota(math.MaxInt64) != Over || a.Reset(math.MaxInt64) != 3 {
+		t.Fatalf("an aligned period at the end of the range: Reset = %v", a.Reset(math.MaxInt64))
 	}
 }

@@ -1,14 +1,17 @@
 package rate_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/rate"
 )
 
-// The seeds' "limiters" run: one burst of forty calls every two seconds, straddling the second
-// boundary, through a bucket, a sliding window and a period of twenty a second.
+// One burst of forty calls every two seconds, straddling the second boundary, through a bucket, a
+// sliding window and a period of twenty a second.
 func Example() {
 	ms := int64(time.Millisecond)
 	bucket, _ := rate.NewBucket(20, 20, 0)
@@ -19,14 +22,12 @@ func Example() {
 		var passed [3]int
 		for i := int64(0); i < 40; i++ {
 			now := b*2000*ms + 970*ms + i*3*ms/2 // 40 calls 1.5 ms apart from 0.970 s
-			if bucket.Take(now, 1) {
-				passed[0]++
-			}
-			if sliding.Take(now) {
-				passed[1]++
-			}
-			if period.Take(now) != rate.Over {
-				passed[2]++
+			for j, l := range []interface {
+				Take(now int64, n int) (bool, time.Duration)
+			}{bucket, sliding, period} {
+				if ok, _ := l.Take(now, 1); ok {
+					passed[j]++
+				}
 			}
 		}
 		fmt.Println(b, passed[0], passed[1], passed[2])
@@ -46,7 +47,7 @@ func Example() {
 func ExampleBucket_Step() {
 	bucket, _ := rate.NewBucket(10, 20, 0)
 	stored := bucket.Opening(0) // what a key that is not in the store starts as
-	grant := bucket.Step(stored, 0, 1)
+	grant := bucket.Step(0, stored, 1)
 	if grant.Granted {
 		// write grant.State back, if the row still holds `stored`
 	}
@@ -54,10 +55,38 @@ func ExampleBucket_Step() {
 	// Output: 19 0s
 }
 
+// Do runs the call if a token is there; a refusal matches rate.ErrLimited and ward.ErrRefused and
+// carries the wait, for a Retry-After header.
+func ExampleBucketLimiter_Do() {
+	now := int64(0)
+	limiter, _ := rate.NewBucketLimiter(10, 1, rate.WithClock(func() int64 { return now }))
+	call := func(context.Context) error { return nil }
+	fmt.Println(limiter.Do(context.Background(), call))
+	err := limiter.Do(context.Background(), call)
+	wait, _ := ward.RetryAfter(err)
+	fmt.Println(errors.Is(err, rate.ErrLimited), errors.Is(err, ward.ErrRefused), wait)
+	now += int64(wait)
+	fmt.Println(limiter.Do(context.Background(), call))
+	// Output:
+	// <nil>
+	// true true 100ms
+	// <nil>
+}
+
+// TakeQuota tells the last event of a period apart, to warn when a quota is spent.
+func ExamplePeriodLimiter_TakeQuota() {
+	day, _ := rate.NewPeriodLimiter(2, 24*time.Hour, true, rate.WithClock(func() int64 { return 0 }))
+	for range 3 {
+		fmt.Print(day.TakeQuota(day.Now()), " ")
+	}
+	fmt.Println("reset in", day.Reset(day.Now()))
+	// Output: Under Hit Over reset in 24h0m0s
+}
+
 func ExampleChain() {
 	at := func() int64 { return 0 } // the instants below are on this clock
 	perSecond, _ := rate.NewBucketLimiter(100, 10, rate.WithClock(at))
-	inFlight := rate.NewGate(1)
+	inFlight, _ := rate.NewGate(1)
 	both := rate.Chain(perSecond, inFlight)
 	fmt.Println(both.Acquire(0), both.Acquire(0), inFlight.Held())
 	both.Release(0)

@@ -53,29 +53,31 @@ func checkWait(t *testing.T, what string, w time.Duration, granted bool) {
 	}
 }
 
-// FuzzBucket builds both buckets from fuzzed parameters (any float64, NaN and infinities among
-// them) and plays fuzzed instants: construction errors exactly outside the documented bounds and
-// names the field; a full bucket admits floor(burst) at once, the limiter as the pure bucket;
-// waits are within [1 ns, Forever] on a refusal and 0 on a grant; neither ever grants more than
-// the burst plus the refill over the span of the instants.
+// FuzzBucket builds both buckets from fuzzed parameters (any float64 rate, NaN and infinities
+// among them, any int burst) and plays fuzzed instants: construction errors exactly outside the
+// documented bounds and names the field; a full bucket admits burst at once, the limiter as the
+// pure bucket; waits are within [1 ns, Forever] on a refusal and 0 on a grant; neither ever grants
+// more than the burst plus the refill over the span of the instants, plus one burst for each jump
+// back of more than MaxSkew (the state pulled back, empty, to an instant that refills again).
 func FuzzBucket(f *testing.F) {
 	seeds := []struct {
-		rate, burst, n float64
-		start          int64
+		rate     float64
+		burst, n int
+		start    int64
 	}{
-		{6, 1, 1, 0}, {7, 0.5, 1, 5}, {600, 3, 2.5, -5}, {1500, 1, 1, 1 << 60}, {1.0 / 3, 10, 0.1, 0},
-		{1e9, 1e6, 1, math.MinInt64}, {1, 1e10, 1, 0}, {1e-10, 1, 1, 0}, {math.NaN(), 1, 1, 0},
-		{math.Inf(1), math.Inf(1), math.NaN(), math.MaxInt64}, {0, 0, -1, 0}, {1e300, MaxBurst, 1e20, 0},
+		{6, 1, 1, 0}, {7, 0, 1, 5}, {600, 3, 2, -5}, {1500, 1, 1, 1 << 60}, {1.0 / 3, 10, 0, 0},
+		{1e9, 1e6, 1, math.MinInt64}, {1, int(^uint(0) >> 24), 1, 0}, {1e-10, 1, 1, 0}, {math.NaN(), 1, 1, 0},
+		{math.Inf(1), math.MaxInt, -1, math.MaxInt64}, {0, -1, -1, 0}, {1e300, int(^uint(0) >> 14), 1 << 20, 0},
 		{math.SmallestNonzeroFloat64, 2, 1, math.MaxInt64 - 5},
 	}
 	for _, c := range seeds {
 		data := slices.Concat(op(1, 1e9<<24), op(0, math.MaxInt64), op(0, math.MinInt64), op(1, -3<<24), op(0, c.start+1))
 		f.Add(c.rate, c.burst, c.n, c.start, data)
 	}
-	f.Fuzz(func(t *testing.T, rate, burst, n float64, start int64, data []byte) {
+	f.Fuzz(func(t *testing.T, rate float64, burst, n int, start int64, data []byte) {
 		b, err := NewBucket(rate, burst, start)
 		validRate := !math.IsNaN(rate) && !math.IsInf(rate, 0) && rate >= 0
-		validBurst := !math.IsNaN(burst) && burst >= 0 && burst <= MaxBurst
+		validBurst := burst >= 1 && int64(burst) <= MaxBurst
 		if (err == nil) != (validRate && validBurst) {
 			t.Fatalf("NewBucket(%v, %v): %v", rate, burst, err)
 		}
@@ -85,7 +87,6 @@ func FuzzBucket(f *testing.F) {
 			}
 			return
 		}
-		want := math.Floor(b.Burst())
 		ins := instants(start, data)
 		last := latest(start, ins)
 		elapsed := 0.0
@@ -93,18 +94,24 @@ func FuzzBucket(f *testing.F) {
 			elapsed = float64(since(last, start)) / 1e9
 		}
 
-		granted := 0.0
+		granted, pulls := 0.0, 0
 		for i, now := range ins {
-			c := []float64{1, n}[i%2]
+			c := []int{1, n}[i%2]
+			if skewed(b.state.Stamp, now, 0) {
+				pulls++
+			}
 			next := b.Next(now, c)
-			ok := b.Take(now, c)
-			checkWait(t, "Bucket.Next", next, ok)
+			ok, wait := b.Take(now, c)
+			checkWait(t, "Bucket.Take", wait, ok)
+			if wait != next {
+				t.Fatalf("Bucket: Take waits %v, Next said %v", wait, next)
+			}
 			if ok {
-				granted += cost(c)
+				granted += float64(cost(c))
 			}
 		}
-		if bound := b.Burst() + b.Rate()*elapsed; granted > bound*(1+1e-9)+1e-6 {
-			t.Fatalf("Bucket granted %v, at most %v over %v s", granted, bound, elapsed)
+		if bound := float64(b.Burst()*(1+pulls)) + b.Rate()*elapsed; granted > bound*(1+1e-9)+1e-6 {
+			t.Fatalf("Bucket granted %v, at most %v over %v s with %d pulls back", granted, bound, elapsed, pulls)
 		}
 
 		l, err := NewBucketLimiter(rate, burst, WithClock(func() int64 { return start }))
@@ -113,42 +120,48 @@ func FuzzBucket(f *testing.F) {
 				t.Fatalf("NewBucketLimiter(%v, %v): %v does not name the field", rate, burst, err)
 			}
 			every := 1e9 / rate
-			if validBurst && every >= 1 && every*max(burst, 1) < math.MaxInt64/2 {
-				t.Fatalf("NewBucketLimiter(%v, %v) refused a fill time of %v ns: %v", rate, burst, every*max(burst, 1), err)
+			if validBurst && every >= 1 && every*float64(burst) < math.MaxInt64/2 {
+				t.Fatalf("NewBucketLimiter(%v, %v) refused a fill time of %v ns: %v", rate, burst, every*float64(burst), err)
 			}
 			return
 		}
-		if want <= 1000 && start <= math.MaxInt64-l.tauNs {
-			got := 0.0
-			for got <= want && l.Allow() {
+		if burst <= 1000 && start <= math.MaxInt64-l.tauNs {
+			got := 0
+			for got <= burst && l.Allow() {
 				got++
 			}
-			if got != want {
-				t.Fatalf("BucketLimiter(%v, %v): a full bucket admitted %v, want %v", rate, burst, got, want)
+			if got != burst {
+				t.Fatalf("BucketLimiter(%v, %v): a full bucket admitted %v, want %v", rate, burst, got, burst)
 			}
 		}
 		total := new(big.Int)
+		pulls = 0
 		for i, now := range ins {
-			c := []float64{1, n}[i%2]
+			c := []int{1, n}[i%2]
+			if skewed(l.tat.Load(), now, uint64(l.tauNs)) {
+				pulls++
+			}
+			next := l.Next(now, c)
 			ok, wait := l.TakeAt(now, c)
 			checkWait(t, "BucketLimiter.TakeAt", wait, ok)
-			if ok {
-				inc, _ := l.span(cost(c))
-				total.Add(total, big.NewInt(inc))
+			if wait != next {
+				t.Fatalf("BucketLimiter: TakeAt waits %v, Next said %v", wait, next)
 			}
-			if tok := l.TokensAt(now); !(tok >= 0 && tok <= l.burst) {
-				t.Fatalf("BucketLimiter: %v tokens", tok)
+			if ok {
+				total.Add(total, big.NewInt(int64(cost(c))*l.one))
+			}
+			if tok, left := l.TokensAt(now), l.Left(now); !(tok >= 0 && tok <= float64(l.burst)) || left < 0 || left > l.burst || math.Abs(float64(left)-tok) >= 1+tok*1e-12 {
+				t.Fatalf("BucketLimiter: %v tokens, Left %d", tok, left)
 			}
 		}
 		// Every admission moved the TAT by its cost from no earlier than start (and the Allow
 		// calls above by one interval each, within the burst): at most the span of the
-		// instants plus twice the burst's nanoseconds.
+		// instants plus twice the burst's nanoseconds, plus the burst's for each pull back.
 		span := big.NewInt(0)
 		if last > start {
 			span.SetUint64(since(last, start))
 		}
-		span.Add(span, big.NewInt(l.tauNs))
-		span.Add(span, big.NewInt(l.tauNs))
+		span.Add(span, new(big.Int).Mul(big.NewInt(l.tauNs), big.NewInt(int64(2+pulls))))
 		if total.Cmp(span) > 0 {
 			t.Fatalf("BucketLimiter admitted %v ns of tokens, at most %v", total, span)
 		}
@@ -196,9 +209,16 @@ func FuzzSliding(f *testing.F) {
 				}
 				continue
 			}
-			left, next := s.Left(now), s.Next(now)
-			ok := s.Take(now)
-			if (left > 0) != ok || (next == 0) != ok || next < 0 || left < 0 || left > quota {
+			if s.skewed(now) {
+				// A jump back of more than MaxSkew: Take pulls the window back to now, full. The
+				// promise holds from there on, with quota events at now.
+				checkWindows(t, kept, quota, window)
+				kept = slices.Repeat([]int64{now}, quota)
+				newest = now
+			}
+			left, next := s.Left(now), s.Next(now, 1)
+			ok, wait := s.Take(now, 1)
+			if (left > 0) != ok || wait != next || (next == 0) != ok || next < 0 || left < 0 || left > quota {
 				t.Fatalf("Take(%d) = %v, but Left = %d, Next = %v", now, ok, left, next)
 			}
 			if now >= newest {
@@ -237,30 +257,40 @@ func FuzzPeriod(f *testing.F) {
 	f.Fuzz(func(t *testing.T, quota int, period int64, align bool, data []byte) {
 		p, err := NewPeriod(quota, time.Duration(period), align)
 		l, lerr := NewPeriodLimiter(quota, time.Duration(period), align)
-		if (err == nil) != (quota >= 1) || (lerr == nil) != (err == nil) {
+		if (err == nil) != (quota >= 1 && period > 0) || (lerr == nil) != (err == nil) {
 			t.Fatalf("NewPeriod(%d, %d): %v, %v", quota, period, err, lerr)
 		}
 		if err != nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "quota") && !strings.Contains(err.Error(), "period") {
+				t.Fatalf("NewPeriod(%d, %d): %v does not name the field", quota, period, err)
+			}
 			return
 		}
-		length := max(period, 1)
+		length := period
 		count := 0
 		var u Usage
 		for i, now := range instants(0, data) {
+			jump := p.usage.Open && skewed(p.usage.Start, now, 0)
 			if data[i*9]%4 == 3 {
 				p.Release(now)
 				l.Release(now)
-				if v := p.current(p.usage, now); v.Open && v.Start == u.Start {
+				if v := p.current(now, p.usage); !jump && v.Open && v.Start == u.Start {
 					count = v.Count
 				}
 				continue
 			}
-			q := p.Take(now)
-			if lq := l.TakeAt(now); lq != q {
+			q := p.TakeQuota(now)
+			if lq := l.TakeQuota(now); lq != q {
 				t.Fatalf("at %d: PeriodLimiter %v, Period %v", now, lq, q)
 			}
 			v := p.usage
-			if !u.Open || v.Start != u.Start {
+			if jump {
+				// A jump back of more than MaxSkew: the period is pulled back to now, spent.
+				if q != Over || v.Count != quota || v.Start != p.open(now) {
+					t.Fatalf("a jump back to %d from a period at %d: %v %+v", now, u.Start, q, v)
+				}
+				u, count = v, quota
+			} else if !u.Open || v.Start != u.Start {
 				if u.Open && !(now >= u.Start && since(now, u.Start) >= uint64(length)) {
 					t.Fatalf("the period from %d ended at %d, before %d ns", u.Start, now, length)
 				}
@@ -279,8 +309,12 @@ func FuzzPeriod(f *testing.F) {
 			if count > quota {
 				t.Fatalf("%d admitted in the period from %d, quota %d", count, u.Start, quota)
 			}
-			if left, next := p.Left(now), p.Next(now); left < 0 || left > quota || next < 0 || next > time.Duration(length) || left != l.Left(now) {
-				t.Fatalf("at %d: Left %d (limiter %d), Next %v", now, left, l.Left(now), next)
+			left, reset, next := p.Left(now), p.Reset(now), p.Next(now, 1)
+			if left < 0 || left > quota || reset < 0 || reset > time.Duration(length) || left != l.Left(now) || reset != l.Reset(now) || next != l.Next(now, 1) {
+				t.Fatalf("at %d: Left %d (limiter %d), Reset %v (%v), Next %v (%v)", now, left, l.Left(now), reset, l.Reset(now), next, l.Next(now, 1))
+			}
+			if (left > 0) != (next == 0) || left == 0 && next != reset {
+				t.Fatalf("at %d: Left %d, Next %v, Reset %v", now, left, next, reset)
 			}
 		}
 	})

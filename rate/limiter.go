@@ -1,37 +1,48 @@
 package rate
 
 import (
-	"fmt"
+	"context"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/clock"
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
 // Option configures a concurrent limiter of this package.
-type Option func(*options)
+type Option func(*config) error
 
-type options struct{ clock func() int64 }
+type config struct{ clock func() int64 }
 
-// WithClock replaces the clock: nanoseconds from any monotonic origin. For tests. A nil clock
-// keeps the default.
+// WithClock replaces the clock: nanoseconds from any monotonic origin, the instants Now returns
+// and the short forms (Allow, Do) decide at. For tests. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(o *options) {
-		if now != nil {
-			o.clock = now
+	return func(c *config) error {
+		if now == nil {
+			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
 		}
+		c.clock = now
+		return nil
 	}
 }
 
-func apply(opts []Option) options {
-	o := options{clock: clock.Now}
-	for _, f := range opts {
-		f(&o)
+func apply(opts []Option) (config, error) {
+	c := config{clock: clock.Now}
+	err := contract.Apply(ErrInvalid, &c, opts)
+	return c, err
+}
+
+// do is the Do of every limiter: fn runs when ok, and its error comes back unchanged; a refusal
+// is [ErrLimited] with its wait.
+func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.Duration) error {
+	if !ok {
+		return contract.Wait(ErrLimited, wait)
 	}
-	return o
+	return fn(ctx)
 }
 
 // BucketLimiter is a token bucket safe for any number of goroutines, lock-free: GCRA, the
@@ -40,125 +51,163 @@ func apply(opts []Option) options {
 //
 // It works in whole nanoseconds: a token's emission interval, 1e9/rate, is rounded up to a whole
 // nanosecond (so the limiter never runs faster than rate; at rates near 1e9 a second the rounding
-// shows: 6e8 a second runs at 5e8), and the burst is that interval times the burst, rounded down
-// only below one interval. So a full BucketLimiter admits exactly floor(burst) calls at once, as a
-// full [Bucket] does, at every rate it accepts, and after that one call per rounded interval.
+// shows: 6e8 a second runs at 5e8), and the burst is that interval times the burst. So a full
+// BucketLimiter admits exactly burst calls at once, as a full [Bucket] does, at every rate it
+// accepts, and after that one call per rounded interval.
 //
 // It never over-admits: a goroutine whose clock reading went stale while others moved the TAT
 // sees less room, not more (golang.org/x/time/rate over-admits 1.2-8× with 1024 goroutines on two
 // cores, golang/go#71360; TestSimNoOverAdmission shows this one does not). The TAT is an int64: a
 // call whose TAT would pass math.MaxInt64 (an instant within burst/rate of the end of the clock's
-// range) is refused with a wait of [Forever] rather than wrapped round. It must not be copied
-// after first use.
+// range) is refused with a wait of [Forever] rather than wrapped round. A TAT more than the
+// burst's span plus [MaxSkew] after the instant of a call (the clock jumped back, or an instant
+// of another origin was passed) is pulled back to that instant plus the span: the bucket empty
+// there, not in debt for decades. It must not be copied after first use.
 type BucketLimiter struct {
-	_     stripe.NoCopy
-	_     [stripe.CacheLine]byte
-	tat   atomic.Int64
-	_     [stripe.CacheLine - 8]byte
+	_   stripe.NoCopy
+	_   [stripe.CacheLine]byte // the TAT on a line of its own, whatever was allocated before it
+	tat atomic.Int64
+	_   [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	bucketPolicy
+	_ [(stripe.CacheLine - unsafe.Sizeof(bucketPolicy{})%stripe.CacheLine) % stripe.CacheLine]byte
+}
+
+// bucketPolicy is what a BucketLimiter reads on every call and never writes.
+type bucketPolicy struct {
 	one   int64 // one token's emission interval, 1e9/rate rounded up: at least 1 ns
-	tauNs int64 // how far ahead of now the TAT may run: span(burst)
-	burst float64
+	tauNs int64 // how far ahead of now the TAT may run: burst × one
+	burst int
 	clock func() int64
 }
 
-// NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst (under 1
-// is raised to 1). rate must lie between about 1.08e-10 and 1e9 (a token every 292 years at most,
-// every nanosecond at least), burst in [0, [MaxBurst]], and the time to fill an empty bucket,
-// burst × 1e9/rate nanoseconds, must fit an int64 (about 292 years): past these bounds the
-// arithmetic cannot be done in int64 nanoseconds, and the error names the field.
-func NewBucketLimiter(rate, burst float64, opts ...Option) (*BucketLimiter, error) {
+// NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst. rate
+// must lie between about 1.08e-10 and 1e9 (a token every 292 years at most, every nanosecond at
+// least), burst in [1, [MaxBurst]], and the time to fill an empty bucket, burst × 1e9/rate
+// nanoseconds, must fit an int64 (about 292 years): past these bounds the arithmetic cannot be
+// done in int64 nanoseconds, and the error names the field.
+func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, error) {
 	every := 1e9 / rate
 	if !(rate > 0) || !(every >= 1 && every < math.MaxInt64) {
-		return nil, invalid("rate", rate, "in [1e9/MaxInt64, 1e9]: a token every 1 ns to every MaxInt64 ns")
+		return nil, contract.Field(ErrInvalid, "rate", rate, "in [1e9/MaxInt64, 1e9]: a token every 1 ns to every MaxInt64 ns")
 	}
 	if err := checkBurst(burst); err != nil {
 		return nil, err
 	}
-	b := &BucketLimiter{one: int64(math.Ceil(every)), burst: max(burst, 1)}
-	tau, ok := b.span(b.burst)
-	if !ok {
-		return nil, invalid("burst", burst, fmt.Sprintf("at most %.6g at rate %v: a fill time under MaxInt64 ns", math.MaxInt64/float64(b.one), rate))
+	one := int64(math.Ceil(every))
+	if int64(burst) > math.MaxInt64/one {
+		return nil, contract.Field(ErrInvalid, "burst", burst, "at most MaxInt64/(1e9/rate): a fill time under MaxInt64 ns")
 	}
-	b.tauNs = tau
-	o := apply(opts)
-	b.clock = o.clock
-	b.tat.Store(o.clock())
+	c, err := apply(opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &BucketLimiter{bucketPolicy: bucketPolicy{one: one, tauNs: int64(burst) * one, burst: burst, clock: c.clock}}
+	b.tat.Store(c.clock())
 	return b, nil
 }
 
-// span returns the nanoseconds n tokens take: whole tokens at exactly one interval each, a
-// fraction of a token rounded down. It is monotone in n, so n tokens fit in a full bucket exactly
-// when n <= burst. ok is false when the span does not fit an int64.
-func (b *BucketLimiter) span(n float64) (ns int64, ok bool) {
-	whole := math.Floor(n)
-	frac := int64((n - whole) * float64(b.one)) // under one interval
-	if whole > float64(math.MaxInt64/b.one) {   // whole <= MaxBurst, 2^53: the comparison is exact enough
+// Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
+// of every now this limiter is passed.
+func (b *BucketLimiter) Now() int64 { return b.clock() }
 
-		return 0, false
-	}
-	ns = int64(whole) * b.one
-	if ns > math.MaxInt64-frac {
-		return 0, false
-	}
-	return ns + frac, true
-}
-
-// Allow takes one token now.
+// Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
 	ok, _ := b.take(b.clock(), b.one)
 	return ok
+}
+
+// Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
+// [ErrLimited] with the wait until a token would be there, without calling fn.
+func (b *BucketLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	ok, wait := b.take(b.clock(), b.one)
+	return do(ctx, fn, ok, wait)
+}
+
+// at returns the TAT as a call at now reads it: pulled back to now plus the span when it is more
+// than the span plus [MaxSkew] ahead.
+func (b *BucketLimiter) at(tat, now int64) int64 {
+	if skewed(tat, now, uint64(b.tauNs)) {
+		return now + b.tauNs // tat is more than tauNs past now: no overflow
+	}
+	return tat
+}
+
+// wait returns how long from now until inc fits under the TAT: 0 when it does, [Forever] when
+// the TAT would pass math.MaxInt64.
+func (b *BucketLimiter) wait(tat, now, inc int64) time.Duration {
+	if max(tat, now) > math.MaxInt64-inc {
+		return Forever
+	}
+	if tat <= now {
+		return 0
+	}
+	ahead, room := since(tat, now), uint64(b.tauNs-inc)
+	if ahead <= room {
+		return 0
+	}
+	return time.Duration(min(ahead-room, uint64(Forever)))
 }
 
 // take moves the TAT by inc (at most tauNs) if the bucket holds inc at now: the whole of a call,
 // in integers, exact at any two instants however far apart. When it does not, wait is how long
 // until it would: [Forever] when the TAT would pass math.MaxInt64.
 func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
-	room := uint64(b.tauNs - inc)
 	for {
-		tat := b.tat.Load()
-		base := now
-		if tat > now {
-			if ahead := since(tat, now); ahead > room {
-				if tat > math.MaxInt64-inc { // the TAT could never move past tat
-					return false, Forever
-				}
-				return false, time.Duration(min(ahead-room, uint64(Forever)))
+		old := b.tat.Load()
+		tat := b.at(old, now)
+		if wait := b.wait(tat, now, inc); wait != 0 {
+			if tat != old { // write the pull back, or the next call is refused for decades too
+				b.tat.CompareAndSwap(old, tat)
 			}
-			base = tat
+			return false, wait
 		}
-		next := base + inc
-		if next < base {
-			return false, Forever
-		}
-		if b.tat.CompareAndSwap(tat, next) {
+		if b.tat.CompareAndSwap(old, max(tat, now)+inc) { // wait checked it fits
 			return true, 0
 		}
 	}
 }
 
-// TakeAt takes n tokens at now (negative or NaN n costs nothing) if they are there; if not, wait
-// is how long until they would be ([Forever] for more than the burst).
-func (b *BucketLimiter) TakeAt(now int64, n float64) (ok bool, wait time.Duration) {
+// TakeAt takes n tokens at now (an instant of the limiter's clock, as Now returns; a negative n
+// costs nothing) if they are there. If not, wait is how long until they would be: 0 when ok,
+// [Forever] for more than the burst.
+func (b *BucketLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	n = cost(n)
 	if n > b.burst {
 		return false, Forever
 	}
-	inc, _ := b.span(n) // n <= burst: it fits
-	return b.take(now, inc)
+	return b.take(now, int64(n)*b.one) // n <= burst: it fits
 }
 
-// TokensAt returns how many tokens the bucket holds at now.
+// Next returns how long until n tokens would be there at now, without taking them: 0 when they
+// are, [Forever] when they never will be.
+func (b *BucketLimiter) Next(now int64, n int) time.Duration {
+	n = cost(n)
+	if n > b.burst {
+		return Forever
+	}
+	return b.wait(b.at(b.tat.Load(), now), now, int64(n)*b.one)
+}
+
+// TokensAt returns how many tokens the bucket holds at now, fractions included.
 func (b *BucketLimiter) TokensAt(now int64) float64 {
-	tat := b.tat.Load()
+	return float64(b.held(now)) / float64(b.one)
+}
+
+// held returns the nanoseconds of tokens the bucket holds at now: in [0, tauNs].
+func (b *BucketLimiter) held(now int64) int64 {
+	tat := b.at(b.tat.Load(), now)
 	if tat <= now {
-		return float64(b.tauNs) / float64(b.one)
+		return b.tauNs
 	}
 	ahead := since(tat, now)
 	if ahead >= uint64(b.tauNs) {
 		return 0
 	}
-	return float64(uint64(b.tauNs)-ahead) / float64(b.one)
+	return b.tauNs - int64(ahead)
 }
+
+// Left returns how many calls of one token at now would be admitted one after another.
+func (b *BucketLimiter) Left(now int64) int { return int(b.held(now) / b.one) }
 
 // Acquire takes one token at now: the [Permit] method.
 func (b *BucketLimiter) Acquire(now int64) bool {
@@ -169,7 +218,8 @@ func (b *BucketLimiter) Acquire(now int64) bool {
 // Release gives one token back, never past the burst.
 func (b *BucketLimiter) Release(now int64) {
 	for {
-		tat := b.tat.Load()
+		old := b.tat.Load()
+		tat := b.at(old, now)
 		if tat <= now {
 			return // full
 		}
@@ -177,7 +227,7 @@ func (b *BucketLimiter) Release(now int64) {
 		if since(tat, now) > uint64(b.one) {
 			next = tat - b.one
 		}
-		if b.tat.CompareAndSwap(tat, next) {
+		if b.tat.CompareAndSwap(old, next) {
 			return
 		}
 	}
@@ -205,20 +255,41 @@ func NewSlidingLimiter(quota int, window time.Duration, opts ...Option) (*Slidin
 	if err != nil {
 		return nil, err
 	}
-	return &SlidingLimiter{s: s, clock: apply(opts).clock}, nil
+	c, err := apply(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &SlidingLimiter{s: s, clock: c.clock}, nil
 }
 
-// Allow counts an event now if the window has room.
-func (l *SlidingLimiter) Allow() bool {
-	now := l.clock()
-	return l.Acquire(now)
+// Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
+// of every now this limiter is passed.
+func (l *SlidingLimiter) Now() int64 { return l.clock() }
+
+// Allow counts an event at Now if the window has room.
+func (l *SlidingLimiter) Allow() bool { return l.Acquire(l.clock()) }
+
+// Do runs fn if the window has room at Now, counting it, and returns fn's error unchanged;
+// otherwise it returns [ErrLimited] with the wait until the window would have room, without
+// calling fn.
+func (l *SlidingLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	ok, wait := l.TakeAt(l.clock(), 1)
+	return do(ctx, fn, ok, wait)
+}
+
+// TakeAt counts n events at now (an instant of the limiter's clock, as Now returns; a negative n
+// costs nothing) if the window has room for them all. If not, wait is how long until it would: 0
+// when ok, [Forever] for more than the quota.
+func (l *SlidingLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
+	l.mu.Lock()
+	ok, wait = l.s.Take(now, n)
+	l.mu.Unlock()
+	return ok, wait
 }
 
 // Acquire counts an event at now if the window has room: the [Permit] method.
 func (l *SlidingLimiter) Acquire(now int64) bool {
-	l.mu.Lock()
-	ok := l.s.Take(now)
-	l.mu.Unlock()
+	ok, _ := l.TakeAt(now, 1)
 	return ok
 }
 
@@ -236,17 +307,18 @@ func (l *SlidingLimiter) Left(now int64) int {
 	return l.s.Left(now)
 }
 
-// Next returns how long until the window has room at now.
-func (l *SlidingLimiter) Next(now int64) time.Duration {
+// Next returns how long until the window has room for n events at now, without counting them.
+func (l *SlidingLimiter) Next(now int64, n int) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.s.Next(now)
+	return l.s.Next(now, n)
 }
 
 // PeriodLimiter is a [Period] counter safe for any number of goroutines, lock-free: the open
 // period is an immutable start with an atomic count, swapped by compare-and-set when a period
 // ends (one allocation per period, none per call). It never over-admits: the count is one atomic
-// add. It must not be copied after first use.
+// add. Driven from one goroutine it gives exactly a [Period]'s answers, the pull back of a period
+// more than [MaxSkew] ahead of the instant included. It must not be copied after first use.
 type PeriodLimiter struct {
 	_     stripe.NoCopy
 	cur   atomic.Pointer[openPeriod]
@@ -266,51 +338,110 @@ func NewPeriodLimiter(quota int, period time.Duration, align bool, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	return &PeriodLimiter{p: p, clock: apply(opts).clock}, nil
+	c, err := apply(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &PeriodLimiter{p: p, clock: c.clock}, nil
 }
 
-// Take counts one event now and says where the quota stands.
-func (l *PeriodLimiter) Take() Quota { return l.TakeAt(l.clock()) }
+// Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
+// of every now this limiter is passed.
+func (l *PeriodLimiter) Now() int64 { return l.clock() }
 
-// TakeAt counts one event at now and says where the quota stands. Refused events are not counted.
-func (l *PeriodLimiter) TakeAt(now int64) Quota {
+// Allow counts one event at Now if the quota has room.
+func (l *PeriodLimiter) Allow() bool {
+	_, ok := l.take(l.clock(), 1)
+	return ok
+}
+
+// Do runs fn if the quota has room at Now, counting it, and returns fn's error unchanged;
+// otherwise it returns [ErrLimited] with the wait until the period ends, without calling fn.
+func (l *PeriodLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	ok, wait := l.TakeAt(l.clock(), 1)
+	return do(ctx, fn, ok, wait)
+}
+
+// take counts n > 0 events at now if the open period has room for them, and returns the count
+// after them (before them when refused). Refused events are not counted.
+func (l *PeriodLimiter) take(now int64, n int64) (count int64, ok bool) {
 	for {
 		cur := l.cur.Load()
-		if cur == nil || l.p.ended(cur.start, now) {
+		if cur == nil || l.p.ended(cur.start, now) || skewed(cur.start, now, 0) {
 			next := &openPeriod{start: l.p.open(now)}
+			if cur != nil && skewed(cur.start, now, 0) {
+				next.count.Store(int64(l.p.quota)) // pulled back: spent
+			}
 			if !l.cur.CompareAndSwap(cur, next) {
 				continue
 			}
 			cur = next
 		}
-		n := cur.count.Add(1)
-		switch {
-		case n < int64(l.p.quota):
-			return Under
-		case n == int64(l.p.quota):
-			return Hit
+		c := cur.count.Add(n)
+		if c > 0 && c <= int64(l.p.quota) { // c <= 0: the add wrapped round (a quota near MaxInt64)
+			return c, true
 		}
-		cur.count.Add(-1)
-		return Over
+		cur.count.Add(-n)
+		return c - n, false
 	}
+}
+
+// TakeAt counts n events at now (an instant of the limiter's clock, as Now returns; a negative n
+// costs nothing) if the quota has room for them all. If not, wait is how long until it would: 0
+// when ok, the end of the period, [Forever] for more than the quota.
+func (l *PeriodLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
+	n = cost(n)
+	switch {
+	case n > l.p.quota:
+		return false, Forever
+	case n == 0:
+		return true, 0
+	}
+	if _, ok := l.take(now, int64(n)); ok {
+		return true, 0
+	}
+	return false, max(l.p.reset(now, l.usage(now)), 1) // at least 1 ns if the period ended meanwhile
+}
+
+// TakeQuota counts one event at now and says where the quota stands: [Under], [Hit] (the last
+// event of the period) or [Over] (refused, not counted).
+func (l *PeriodLimiter) TakeQuota(now int64) Quota {
+	c, ok := l.take(now, 1)
+	return l.p.quotaOf(ok, int(c))
+}
+
+// usage returns the open period as a [Period] reads it at now.
+func (l *PeriodLimiter) usage(now int64) Usage {
+	cur := l.cur.Load()
+	if cur == nil {
+		return Usage{}
+	}
+	return l.p.current(now, Usage{Start: cur.start, Count: int(cur.count.Load()), Open: true})
 }
 
 // Left returns how many events remain in the current period at now.
-func (l *PeriodLimiter) Left(now int64) int {
-	cur := l.cur.Load()
-	if cur == nil || l.p.ended(cur.start, now) {
-		return l.p.quota
-	}
-	return max(l.p.quota-int(cur.count.Load()), 0)
+func (l *PeriodLimiter) Left(now int64) int { return l.p.left(l.usage(now)) }
+
+// Next returns how long until n events at now would be admitted, without counting them.
+func (l *PeriodLimiter) Next(now int64, n int) time.Duration {
+	return l.p.next(now, l.usage(now), n)
 }
 
-// Acquire counts an event at now: the [Permit] method; Hit is admitted.
-func (l *PeriodLimiter) Acquire(now int64) bool { return l.TakeAt(now) != Over }
+// Reset returns how long until the current period ends and the count starts again: 0 when no
+// period is open.
+func (l *PeriodLimiter) Reset(now int64) time.Duration { return l.p.reset(now, l.usage(now)) }
 
-// Release takes back one event of the open period, if it is still open.
+// Acquire counts an event at now: the [Permit] method.
+func (l *PeriodLimiter) Acquire(now int64) bool {
+	_, ok := l.take(now, 1)
+	return ok
+}
+
+// Release takes back one event of the open period, if it is still open (a period that would be
+// pulled back at now is left as it is).
 func (l *PeriodLimiter) Release(now int64) {
 	cur := l.cur.Load()
-	if cur == nil || l.p.ended(cur.start, now) {
+	if cur == nil || l.p.ended(cur.start, now) || skewed(cur.start, now, 0) {
 		return
 	}
 	for {

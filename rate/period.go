@@ -3,9 +3,12 @@ package rate
 import (
 	"math"
 	"time"
+
+	"github.com/wardgo/ward/internal/contract"
 )
 
-// Quota is where a [Period] stands after an event.
+// Quota is where a period counter stands after one event: [Period.TakeQuota],
+// [PeriodLimiter.TakeQuota].
 type Quota uint8
 
 const (
@@ -43,7 +46,9 @@ type Usage struct {
 //
 // A period opens on the first event after the last one closed. With align it opens on a multiple
 // of the period on the caller's clock instead, so with a Unix clock a daily quota resets at
-// midnight UTC rather than a day after first use. Refused events are not counted.
+// midnight UTC rather than a day after first use. Refused events are not counted. An instant
+// before the open period's start counts in it; one more than [MaxSkew] before it is read as the
+// clock having jumped back: the period is pulled back to open at that instant, spent.
 //
 // Period is the pure arithmetic, not safe for concurrent use; [Period.Step] is the seam for a
 // shared store, and [PeriodLimiter] the lock-free concurrent counter.
@@ -54,13 +59,16 @@ type Period struct {
 	usage  Usage
 }
 
-// NewPeriod returns a counter no event has touched. quota must be positive; a period shorter
-// than a nanosecond is raised to one.
+// NewPeriod returns a counter no event has touched. quota and period must be positive: anything
+// else is an error naming the field.
 func NewPeriod(quota int, period time.Duration, align bool) (*Period, error) {
 	if quota < 1 {
-		return nil, invalid("quota", quota, ">= 1")
+		return nil, contract.Field(ErrInvalid, "quota", quota, ">= 1")
 	}
-	return &Period{quota: quota, period: max(int64(period), 1), align: align}, nil
+	if period <= 0 {
+		return nil, contract.Field(ErrInvalid, "period", period, "> 0")
+	}
+	return &Period{quota: quota, period: int64(period), align: align}, nil
 }
 
 // Quota returns the events admitted per period.
@@ -70,13 +78,21 @@ func (p *Period) Quota() int { return p.quota }
 func (p *Period) Opening(int64) Usage { return Usage{} }
 
 // current returns u as it stands at now: a closed period reads as none open. A now before the
-// open period's start (the clock went backwards) counts in the open period.
-func (p *Period) current(u Usage, now int64) Usage {
-	if u.Open && p.ended(u.Start, now) {
+// open period's start (the clock went backwards) counts in the open period, unless it is more than
+// [MaxSkew] before it: then the period is pulled back to open at now, spent.
+func (p *Period) current(now int64, u Usage) Usage {
+	switch {
+	case !u.Open:
+	case skewed(u.Start, now, 0):
+		return p.spent(now)
+	case p.ended(u.Start, now):
 		return Usage{}
 	}
 	return u
 }
+
+// spent returns a period opened at now with its quota spent: what a period pulled back is.
+func (p *Period) spent(now int64) Usage { return Usage{Start: p.open(now), Count: p.quota, Open: true} }
 
 // ended reports whether the period that started at start is over at now, exactly for any two
 // instants: a now before the start (the clock went backwards) is inside it.
@@ -101,55 +117,106 @@ func (p *Period) open(now int64) int64 {
 	return now - r
 }
 
-// Step answers one event at now against state u and returns where the quota stands and the state
-// to write back; for a caller sharing the counter through a compare-and-set store. A corrupt
-// state (a negative count) is read as an empty period; a count over the quota reads as spent.
-func (p *Period) Step(u Usage, now int64) (Quota, Usage) {
+// Step answers n events at now against state u (a negative n costs nothing) and returns whether
+// they were granted, the state to write back and, when refused, how long until they would be: the
+// end of the period, or [Forever] for more than the quota. It is the seam for a caller sharing the
+// counter through a compare-and-set store. A corrupt state (a negative count) is read as an empty
+// period; a count over the quota reads as spent.
+func (p *Period) Step(now int64, u Usage, n int) Grant[Usage] {
+	n = cost(n)
 	u.Count = max(u.Count, 0) // a state from a store is held to a count that can exist
-	u = p.current(u, now)
-	if !u.Open {
+	u = p.current(now, u)
+	switch {
+	case n > p.quota:
+		return Grant[Usage]{State: u, Wait: Forever}
+	case n == 0:
+		return Grant[Usage]{Granted: true, State: u}
+	case !u.Open:
 		u = Usage{Start: p.open(now), Open: true}
 	}
-	if u.Count >= p.quota {
-		return Over, u
+	if u.Count > p.quota-n {
+		return Grant[Usage]{State: u, Wait: p.reset(now, u)}
 	}
-	u.Count++
-	if u.Count == p.quota {
-		return Hit, u
-	}
-	return Under, u
+	u.Count += n
+	return Grant[Usage]{Granted: true, State: u}
 }
 
-// Take counts one event at now and says where the quota stands.
-func (p *Period) Take(now int64) Quota {
-	q, u := p.Step(p.usage, now)
-	p.usage = u
-	return q
+// Take counts n events at now if the quota has room for them all (a negative n costs nothing).
+// If not, wait is how long until it would: the end of the period, [Forever] for more than the
+// quota. Refused events are not counted.
+func (p *Period) Take(now int64, n int) (ok bool, wait time.Duration) {
+	g := p.Step(now, p.usage, n)
+	p.usage = g.State
+	return g.Granted, g.Wait
+}
+
+// TakeQuota counts one event at now and says where the quota stands: [Under], [Hit] (the last
+// event of the period) or [Over] (refused, not counted).
+func (p *Period) TakeQuota(now int64) Quota {
+	g := p.Step(now, p.usage, 1)
+	p.usage = g.State
+	return p.quotaOf(g.Granted, g.State.Count)
+}
+
+// quotaOf says where a count stands after an event.
+func (p *Period) quotaOf(granted bool, count int) Quota {
+	switch {
+	case !granted:
+		return Over
+	case count == p.quota:
+		return Hit
+	}
+	return Under
 }
 
 // Left returns how many events remain in the current period at now.
-func (p *Period) Left(now int64) int { return p.quota - p.current(p.usage, now).Count }
+func (p *Period) Left(now int64) int { return p.left(p.current(now, p.usage)) }
 
-// Next returns how long until the current period ends: 0 when no period is open, because the
-// next event would open one. Never negative, never more than the period.
-func (p *Period) Next(now int64) time.Duration {
-	u := p.current(p.usage, now)
-	if !u.Open {
+func (p *Period) left(u Usage) int { return max(p.quota-u.Count, 0) }
+
+// Next returns how long until n events at now would be admitted, without counting them: 0 when
+// they would be, the end of the period when it is spent, [Forever] for more than the quota.
+func (p *Period) Next(now int64, n int) time.Duration { return p.next(now, p.current(now, p.usage), n) }
+
+func (p *Period) next(now int64, u Usage, n int) time.Duration {
+	switch n = cost(n); {
+	case n > p.quota:
+		return Forever
+	case p.left(u) >= n:
 		return 0
 	}
-	if now < u.Start {
+	return p.reset(now, u)
+}
+
+// Reset returns how long until the current period ends and the count starts again: 0 when no
+// period is open, because the next event would open one. Never negative, never more than the
+// period. It is what an X-RateLimit-Reset header is computed from.
+func (p *Period) Reset(now int64) time.Duration { return p.reset(now, p.current(now, p.usage)) }
+
+// reset returns how long from now until the open period of u (current at now) ends.
+func (p *Period) reset(now int64, u Usage) time.Duration {
+	switch {
+	case !u.Open:
+		return 0
+	case now < u.Start:
 		return time.Duration(p.period)
 	}
 	return time.Duration(p.period - int64(since(now, u.Start))) // under the period: it is open
-
 }
 
-// Acquire counts an event at now: the [Permit] method; Hit is admitted.
-func (p *Period) Acquire(now int64) bool { return p.Take(now) != Over }
+// Acquire counts an event at now: the [Permit] method.
+func (p *Period) Acquire(now int64) bool {
+	ok, _ := p.Take(now, 1)
+	return ok
+}
 
-// Release takes back one event of the open period, if it is still open.
+// Release takes back one event of the open period, if it is still open (a period that would be
+// pulled back at now is left as it is).
 func (p *Period) Release(now int64) {
-	if u := p.current(p.usage, now); u.Open && u.Count > 0 {
+	if p.usage.Open && skewed(p.usage.Start, now, 0) {
+		return
+	}
+	if u := p.current(now, p.usage); u.Open && u.Count > 0 {
 		u.Count--
 		p.usage = u
 	}

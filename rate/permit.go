@@ -4,10 +4,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/wardgo/ward/internal/contract"
 )
 
 // Permit is something that admits one call at a time at an instant and can take an admission
-// back. [Bucket], [Sliding], [Period], [Gate], the concurrent limiters of this package and the
+// back: the interface [Chained] and [Partitioned] compose. It is the one shape every limiter of
+// this package shares with the adaptive limiter; a server guards a call through a limiter's own
+// Allow or Do. [Bucket], [Sliding], [Period], [Gate], the concurrent limiters of this package and the
 // adaptive limiter (through adaptive.Limiter.AsPermit) implement it; [Chained] and [Partitioned]
 // are built from it. Implement it to chain or partition a limiter of your own.
 type Permit interface {
@@ -17,16 +21,28 @@ type Permit interface {
 	Release(now int64)
 }
 
-// Gate is a count with a ceiling: the concurrency limit a server puts on itself. It never asks
-// what time it is. Gate is safe for concurrent use and lock-free (a compare-and-set on one word);
-// the zero value is a gate with no ceiling.
+// Gate is a count with a ceiling, the bulkhead shaped as a [Permit]: a link of a [Chain] or a
+// [Partitioned] table that bounds how many calls are inside at once. It never asks what time it
+// is, and it has no Do and no clock: it is a building block, not a guard. For a bulkhead a server
+// calls on its own, with Do, Now and a handle settled with Pass, Fail or Ignore, use the adaptive
+// package's Limiter with a fixed limit (adaptive.New(adaptive.Fixed(n))), which is the same
+// compare-and-set count under the library's one contract.
+//
+// Gate is safe for concurrent use and lock-free (a compare-and-set on one word); the zero value
+// is a gate with no ceiling.
 type Gate struct {
 	held  atomic.Int64
 	limit int64
 }
 
-// NewGate returns a gate nothing has entered. A limit of zero or less means no ceiling.
-func NewGate(limit int) *Gate { return &Gate{limit: int64(limit)} }
+// NewGate returns a gate nothing has entered. A limit of 0 means no ceiling, as the zero Gate has;
+// a negative limit is an error.
+func NewGate(limit int) (*Gate, error) {
+	if limit < 0 {
+		return nil, contract.Field(ErrInvalid, "limit", limit, ">= 0 (0: no ceiling)")
+	}
+	return &Gate{limit: int64(limit)}, nil
+}
 
 // Enter takes room if there is some, and reports whether it did.
 func (g *Gate) Enter() bool {
@@ -117,13 +133,16 @@ type partNode[P Permit] struct {
 	prev, next *partNode[P]
 }
 
-// NewPartitioned returns a table of at most max keys (zero or less: [DefaultPartitions]) whose
-// limiters make builds.
+// NewPartitioned returns a table of at most max keys (0: [DefaultPartitions]) whose limiters make
+// builds. A negative max or a nil make is an error.
 func NewPartitioned[P Permit](max int, make func(key string) P) (*Partitioned[P], error) {
 	if make == nil {
-		return nil, invalid("make", "nil", "a constructor")
+		return nil, contract.Field(ErrInvalid, "make", "nil", "a constructor")
 	}
-	if max <= 0 {
+	if max < 0 {
+		return nil, contract.Field(ErrInvalid, "max", max, ">= 0 (0: DefaultPartitions)")
+	}
+	if max == 0 {
 		max = DefaultPartitions
 	}
 	n := 1

@@ -3,10 +3,12 @@ package rate
 import (
 	"errors"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/internal/racetest"
 )
 
@@ -18,13 +20,13 @@ func TestBucketTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		if !b.Take(0, 1) {
+		if ok, _ := b.Take(0, 1); !ok {
 			t.Fatalf("take %d of a full bucket of 20 refused", i+1)
 		}
 	}
 	steps := []struct {
 		now  int64
-		n    float64
+		n    int
 		ok   bool
 		next time.Duration // Next(now, 1) after the take
 	}{
@@ -32,14 +34,15 @@ func TestBucketTrace(t *testing.T) {
 		{50 * ms, 1, false, 50 * time.Millisecond},
 		{100 * ms, 1, true, 100 * time.Millisecond}, // exactly one token at 100 ms
 		{150 * ms, -5, true, 50 * time.Millisecond}, // negative costs nothing
-		{150 * ms, math.NaN(), true, 50 * time.Millisecond},
+		{150 * ms, 0, true, 50 * time.Millisecond},
 		{100 * ms, 1, false, 50 * time.Millisecond}, // backwards: adds nothing, takes nothing (0.5 held)
 		{2100 * ms, 20, true, 100 * time.Millisecond},
 		{2100 * ms, 21, false, 100 * time.Millisecond}, // more than the burst: never
 	}
 	for i, s := range steps {
-		if got := b.Take(s.now, s.n); got != s.ok {
-			t.Fatalf("step %d: Take(%v, %v) = %v, want %v (tokens %v)", i, time.Duration(s.now), s.n, got, s.ok, b.TokensAt(s.now))
+		want := b.Next(s.now, s.n)
+		if got, wait := b.Take(s.now, s.n); got != s.ok || wait != want || got != (wait == 0) {
+			t.Fatalf("step %d: Take(%v, %v) = %v %v, want %v %v (tokens %v)", i, time.Duration(s.now), s.n, got, wait, s.ok, want, b.TokensAt(s.now))
 		}
 		if got := b.Next(s.now, 1); got != s.next {
 			t.Fatalf("step %d: Next = %v, want %v", i, got, s.next)
@@ -49,57 +52,68 @@ func TestBucketTrace(t *testing.T) {
 		t.Fatalf("Next(21) over a burst of 20 = %v, want Forever", got)
 	}
 	b.Release(2100 * ms)
-	if got := b.TokensAt(2100 * ms); got != 1 {
-		t.Fatalf("after a release: %v tokens, want 1", got)
+	if got, left := b.TokensAt(2100*ms), b.Left(2100*ms); got != 1 || left != 1 {
+		t.Fatalf("after a release: %v tokens (Left %d), want 1", got, left)
 	}
 }
 
 func TestBucketStep(t *testing.T) {
 	b, _ := NewBucket(10, 20, 0)
 	stored := b.Opening(0) // what a key that is not in the store starts as
-	g := b.Step(stored, 0, 1)
+	g := b.Step(0, stored, 1)
 	if !g.Granted || g.State.Tokens != 19 || g.Wait != 0 {
 		t.Fatalf("Step from the opening = %+v, want granted, 19 tokens", g)
 	}
-	g = b.Step(Tokens{Tokens: 0.5, Stamp: 0}, 0, 1)
+	g = b.Step(0, Tokens{Tokens: 0.5, Stamp: 0}, 1)
 	if g.Granted || g.Wait != 50*time.Millisecond {
 		t.Fatalf("Step short of a token = %+v, want a 50ms wait", g)
 	}
 	for _, bad := range []Tokens{{Tokens: math.NaN()}, {Tokens: -3}, {Tokens: 1e9}, {Tokens: math.Inf(1)}} {
-		g := b.Step(bad, 0, 0)
+		g := b.Step(0, bad, 0)
 		if math.IsNaN(g.State.Tokens) || g.State.Tokens < 0 || g.State.Tokens > 20 {
 			t.Fatalf("Step from a corrupt state %+v gave %+v", bad, g.State)
 		}
 	}
-	for _, c := range []struct{ rate, burst float64 }{{-1, 1}, {math.NaN(), 1}, {math.Inf(1), 1}, {1, -1}, {1, math.NaN()}} {
-		if _, err := NewBucket(c.rate, c.burst, 0); !errors.Is(err, ErrInvalid) {
-			t.Errorf("NewBucket(%v, %v): %v", c.rate, c.burst, err)
+	for _, c := range []struct {
+		rate  float64
+		burst int
+		field string
+	}{{-1, 1, "rate"}, {math.NaN(), 1, "rate"}, {math.Inf(1), 1, "rate"}, {1, -1, "burst"}, {1, 0, "burst"}} {
+		_, err := NewBucket(c.rate, c.burst, 0)
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ward.ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewBucket(%v, %v): %v, want an error naming %s", c.rate, c.burst, err, c.field)
 		}
 	}
-	if b, _ := NewBucket(1, 0.2, 0); b.Burst() != 1 {
-		t.Errorf("burst 0.2 not raised to 1")
+	b0, _ := NewBucket(0, 2, 0)
+	if ok, _ := b0.Take(0, 2); !ok {
+		t.Errorf("a rate-0 bucket refused its burst")
 	}
-	if b, _ := NewBucket(0, 2, 0); !b.Take(0, 2) || b.Take(time.Hour.Nanoseconds(), 1) || b.Next(0, 1) != Forever {
+	if ok, wait := b0.Take(time.Hour.Nanoseconds(), 1); ok || wait != Forever || b0.Next(0, 1) != Forever {
 		t.Errorf("a rate-0 bucket refilled")
 	}
 }
 
 func FuzzBucketStep(f *testing.F) {
-	f.Add(10.0, 20.0, 5.0, int64(0), int64(100), 1.0)
-	f.Add(0.0, 1.0, math.NaN(), int64(5), int64(-5), -1.0)
-	f.Fuzz(func(t *testing.T, rate, burst, tokens float64, stamp, now int64, n float64) {
-		b, err := NewBucket(math.Abs(rate), math.Abs(burst), 0)
+	f.Add(10.0, 20, 5.0, int64(0), int64(100), 1)
+	f.Add(0.0, 1, math.NaN(), int64(5), int64(-5), -1)
+	f.Add(1.0, 3, 2.0, int64(2e18), int64(0), 1) // a stamp of another origin: pulled back, empty
+	f.Fuzz(func(t *testing.T, rate float64, burst int, tokens float64, stamp, now int64, n int) {
+		b, err := NewBucket(math.Abs(rate), burst, 0)
 		if err != nil {
 			return
 		}
-		g := b.Step(Tokens{Tokens: tokens, Stamp: stamp}, now, n)
-		if s := g.State.Tokens; math.IsNaN(s) || s < 0 || s > b.Burst() {
+		g := b.Step(now, Tokens{Tokens: tokens, Stamp: stamp}, n)
+		if s := g.State.Tokens; math.IsNaN(s) || s < 0 || s > float64(b.Burst()) {
 			t.Fatalf("tokens %v outside [0, %v]", s, b.Burst())
 		}
 		if g.Wait < 0 || (g.Granted && g.Wait != 0) {
 			t.Fatalf("wait %v (granted %v)", g.Wait, g.Granted)
 		}
-		if g.State.Stamp < stamp {
+		if skewed(stamp, now, 0) {
+			if g.State.Stamp != now || g.Granted != (cost(n) == 0) {
+				t.Fatalf("a stamp %d far after %d: Step gave %+v, want pulled back to now, empty", stamp, now, g)
+			}
+		} else if g.State.Stamp < stamp {
 			t.Fatalf("stamp went back from %d to %d", stamp, g.State.Stamp)
 		}
 	})
@@ -118,9 +132,9 @@ type slidingStep struct {
 func runSliding(t *testing.T, s *Sliding, steps []slidingStep) {
 	t.Helper()
 	for i, c := range steps {
-		left, next := s.Left(c.now), s.Next(c.now)
-		if got := s.Take(c.now); got != c.ok {
-			t.Fatalf("step %d: Take(%v) = %v, want %v", i, time.Duration(c.now), got, c.ok)
+		left, next := s.Left(c.now), s.Next(c.now, 1)
+		if got, wait := s.Take(c.now, 1); got != c.ok || wait != next {
+			t.Fatalf("step %d: Take(%v) = %v %v, want %v %v", i, time.Duration(c.now), got, wait, c.ok, next)
 		}
 		if (left > 0) != c.ok || (next == 0) != c.ok {
 			t.Fatalf("step %d: before the take Left = %d, Next = %v, but Take = %v", i, left, next, c.ok)
@@ -128,7 +142,7 @@ func runSliding(t *testing.T, s *Sliding, steps []slidingStep) {
 		if got := s.Left(c.now); got != c.left {
 			t.Fatalf("step %d: Left = %d, want %d", i, got, c.left)
 		}
-		if got := s.Next(c.now); got != c.next {
+		if got := s.Next(c.now, 1); got != c.next {
 			t.Fatalf("step %d: Next = %v, want %v", i, got, c.next)
 		}
 	}
@@ -172,25 +186,37 @@ func TestPeriodTrace(t *testing.T) {
 		{1300 * ms, Under, 2, time.Second}, // exactly a period later: a new one
 		{100 * ms, Under, 1, time.Second},  // backwards: counted in the open period, Next held to it
 	} {
-		if got := p.Take(c.now); got != c.q {
-			t.Fatalf("step %d: Take(%v) = %v, want %v", i, time.Duration(c.now), got, c.q)
+		if got := p.TakeQuota(c.now); got != c.q {
+			t.Fatalf("step %d: TakeQuota(%v) = %v, want %v", i, time.Duration(c.now), got, c.q)
 		}
 		if got := p.Left(c.now); got != c.left {
 			t.Fatalf("step %d: Left = %d, want %d", i, got, c.left)
 		}
-		if got := p.Next(c.now); got != c.next {
-			t.Fatalf("step %d: Next = %v, want %v", i, got, c.next)
+		if got := p.Reset(c.now); got != c.next {
+			t.Fatalf("step %d: Reset = %v, want %v", i, got, c.next)
+		}
+		if got, want := p.Next(c.now, 1), map[bool]time.Duration{true: 0, false: c.next}[c.left > 0]; got != want {
+			t.Fatalf("step %d: Next = %v, want %v", i, got, want)
 		}
 	}
-	if p.Next(10*int64(time.Second)) != 0 {
-		t.Fatal("Next with no open period is not 0")
+	if p.Reset(10*int64(time.Second)) != 0 {
+		t.Fatal("Reset with no open period is not 0")
+	}
+	if ok, wait := p.Take(10*int64(time.Second), 2); !ok || wait != 0 || p.Left(10*int64(time.Second)) != 1 {
+		t.Fatal("Take of 2 in a fresh period of 3")
+	}
+	if ok, wait := p.Take(10*int64(time.Second)+ms, 2); ok || wait != time.Second-time.Millisecond {
+		t.Fatalf("Take of 2 with 1 left = %v %v, want a wait until the period ends", ok, wait)
+	}
+	if ok, wait := p.Take(10*int64(time.Second), 4); ok || wait != Forever || p.Next(0, 4) != Forever {
+		t.Fatal("more than the quota is not Forever")
 	}
 	a, _ := NewPeriod(2, time.Second, true)
-	if a.Take(1700*ms) != Under || a.Next(1700*ms) != 300*time.Millisecond || a.Take(1999*ms) != Hit || a.Take(2000*ms) != Under {
+	if a.TakeQuota(1700*ms) != Under || a.Reset(1700*ms) != 300*time.Millisecond || a.TakeQuota(1999*ms) != Hit || a.TakeQuota(2000*ms) != Under {
 		t.Fatal("an aligned period does not reset on the multiple of the period")
 	}
-	if q, u := a.Step(a.Opening(0), -1); q != Under || u.Start != -int64(time.Second) {
-		t.Fatalf("an aligned period before 0 opens at %d", u.Start)
+	if g := a.Step(-1, a.Opening(0), 1); !g.Granted || g.State.Start != -int64(time.Second) {
+		t.Fatalf("an aligned period before 0 opens at %d", g.State.Start)
 	}
 	a.Release(2000 * ms)
 	if a.Left(2000*ms) != 2 {
@@ -205,18 +231,23 @@ func FuzzPeriodStep(f *testing.F) {
 		if err != nil {
 			return
 		}
-		q, u := p.Step(Usage{Start: start, Count: count, Open: open}, now)
-		if !u.Open || (q != Over && (u.Count < 1 || u.Count > p.Quota())) {
-			t.Fatalf("Step gave %v %+v", q, u)
+		n := 1 + count&1 // one or two events
+		g := p.Step(now, Usage{Start: start, Count: count, Open: open}, n)
+		u := g.State
+		if !u.Open && n <= p.Quota() || (g.Granted && (u.Count < n || u.Count > p.Quota())) {
+			t.Fatalf("Step gave %+v", g)
 		}
-		if q == Hit && u.Count != p.Quota() {
-			t.Fatalf("Hit at count %d of %d", u.Count, p.Quota())
+		if g.Granted != (g.Wait == 0) || g.Wait < 0 || g.Wait > time.Duration(period) && g.Wait != Forever {
+			t.Fatalf("Step gave a wait of %v (granted %v)", g.Wait, g.Granted)
 		}
 	})
 }
 
 func TestGate(t *testing.T) {
-	g := NewGate(2)
+	g, err := NewGate(2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, second, third := g.Enter(), g.Enter(), g.Enter()
 	if !first || !second || third || g.Held() != 2 {
 		t.Fatal("a gate of 2")
@@ -233,11 +264,14 @@ func TestGate(t *testing.T) {
 			t.Fatal("the zero Gate has a ceiling")
 		}
 	}
+	if _, err := NewGate(-1); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("NewGate(-1): %v, want an error naming the limit", err)
+	}
 }
 
 func TestChained(t *testing.T) {
 	b, _ := NewBucket(0, 5, 0)
-	g := NewGate(1)
+	g, _ := NewGate(1)
 	c := Chain(b, g)
 	if !c.Acquire(0) {
 		t.Fatal("refused with room in both")
@@ -281,10 +315,14 @@ func TestPartitioned(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { p.Acquire("a", 0) }); a != 0 {
 		t.Fatalf("a known key allocates %v", a)
 	}
-	if _, err := NewPartitioned[*Bucket](0, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := NewPartitioned[*Bucket](0, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "make") {
 		t.Fatal("a nil constructor accepted")
 	}
-	big, _ := NewPartitioned(0, func(string) *Gate { return NewGate(1) })
+	gate := func(string) *Gate { g, _ := NewGate(1); return g }
+	if _, err := NewPartitioned(-1, gate); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "max") {
+		t.Fatalf("NewPartitioned(-1): %v, want an error naming max", err)
+	}
+	big, _ := NewPartitioned(0, gate)
 	if n := len(big.shards); n < 2 || DefaultPartitions/n < 64 {
 		t.Fatalf("%d shards for the default size", n)
 	}
@@ -311,13 +349,13 @@ func limitersRun(bursts int) [][3]int {
 		var row [3]int
 		for i := 0; i < 40; i++ {
 			now := int64(b)*2*int64(time.Second) + 970*ms + int64(i)*1500*int64(time.Microsecond)
-			if bucket.Take(now, 1) {
+			if ok, _ := bucket.Take(now, 1); ok {
 				row[0]++
 			}
-			if sliding.Take(now) {
+			if ok, _ := sliding.Take(now, 1); ok {
 				row[1]++
 			}
-			if period.Take(now) != Over {
+			if ok, _ := period.Take(now, 1); ok {
 				row[2]++
 			}
 		}
@@ -365,7 +403,7 @@ func TestSimNoOverAdmission(t *testing.T) {
 
 	tick.Store(0)
 	p, _ := NewPeriodLimiter(100, 100*time.Millisecond, true, WithClock(clock))
-	got = run(func() bool { return p.Take() != Over })
+	got = run(p.Allow)
 	span = float64(tick.Load()) / 1e9
 	if periods := math.Ceil(span/0.1) + 1; float64(got) > 100*periods {
 		t.Errorf("period admitted %d over %.3fs, more than %.0f", got, span, 100*periods)
@@ -414,7 +452,7 @@ func TestPeriodAndSlidingLimiters(t *testing.T) {
 	now := int64(0)
 	clk := WithClock(func() int64 { return now })
 	p, _ := NewPeriodLimiter(2, time.Second, false, clk)
-	if p.Take() != Under || p.Take() != Hit || p.Take() != Over || p.Left(now) != 0 {
+	if p.TakeQuota(now) != Under || p.TakeQuota(now) != Hit || p.TakeQuota(now) != Over || p.Left(now) != 0 {
 		t.Fatal("period limiter of 2")
 	}
 	p.Release(now)
@@ -422,18 +460,18 @@ func TestPeriodAndSlidingLimiters(t *testing.T) {
 		t.Fatal("release")
 	}
 	now = int64(time.Second)
-	if p.Left(now) != 2 || p.Take() != Under {
+	if p.Left(now) != 2 || p.TakeQuota(now) != Under {
 		t.Fatal("a new period")
 	}
 	s, _ := NewSlidingLimiter(1, time.Second, clk)
-	if !s.Allow() || s.Allow() || s.Next(now) != time.Second || s.Left(now) != 0 {
+	if !s.Allow() || s.Allow() || s.Next(now, 1) != time.Second || s.Left(now) != 0 {
 		t.Fatal("sliding limiter of 1")
 	}
 	s.Release(now)
 	if s.Left(now) != 1 {
 		t.Fatal("release")
 	}
-	if a := testing.AllocsPerRun(1000, func() { p.Take(); s.Allow() }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { p.Allow(); s.Allow() }); a != 0 {
 		t.Fatalf("allocates %v", a)
 	}
 }

@@ -1,6 +1,10 @@
 package rate
 
-import "time"
+import (
+	"time"
+
+	"github.com/wardgo/ward/internal/contract"
+)
 
 // MaxSlidingQuota is the largest quota a [Sliding] takes. A window keeps one stamp (8 bytes) per
 // event of its quota, allocated when it is made, so one of MaxSlidingQuota holds 8 MiB. A
@@ -19,7 +23,10 @@ const MaxSlidingQuota = 1 << 20
 // came) is judged on the stamps the ring holds: it is admitted, and stamped at its own instant,
 // when fewer than quota stamps are later than a window before it and no stamp the ring has let
 // go of is that recent; otherwise it is refused, even if a later instant would have had room.
-// An instant at or after the newest event is judged exactly as in order.
+// An instant at or after the newest event is judged exactly as in order. An instant more than
+// [MaxSkew] before the newest event is read as the clock having jumped back: the window is pulled
+// back to that instant, full there (every slot stamped with it), so it neither refuses for decades
+// nor forgets the events it holds.
 //
 // Sliding is the pure arithmetic, not safe for concurrent use; [SlidingLimiter] is the concurrent
 // one.
@@ -36,10 +43,10 @@ type Sliding struct {
 // MaxSlidingQuota] and window must be positive.
 func NewSliding(quota int, window time.Duration) (*Sliding, error) {
 	if quota < 1 || quota > MaxSlidingQuota {
-		return nil, invalid("quota", quota, "in [1, 2^20]")
+		return nil, contract.Field(ErrInvalid, "quota", quota, "in [1, 2^20]")
 	}
 	if window <= 0 {
-		return nil, invalid("window", window, "> 0")
+		return nil, contract.Field(ErrInvalid, "window", window, "> 0")
 	}
 	return &Sliding{window: int64(window), ring: make([]int64, quota)}, nil
 }
@@ -73,12 +80,53 @@ func (s *Sliding) room(now int64) bool {
 	return s.n < len(s.ring) || s.out(s.ring[s.head], now)
 }
 
-// Take counts an event at now if the window has room, and reports whether it did.
-func (s *Sliding) Take(now int64) bool {
-	if !s.room(now) {
-		return false
+// skewed reports whether the newest event lies more than [MaxSkew] after now.
+func (s *Sliding) skewed(now int64) bool {
+	switch {
+	case s.n > 0:
+		return skewed(s.ring[s.slot(s.n-1)], now, 0)
+	case s.let:
+		return skewed(s.gone, now, 0)
 	}
-	if s.n == len(s.ring) { // full: let go of the oldest, which room found out of the window
+	return false
+}
+
+// pull pulls the window back to now when its newest event lies more than [MaxSkew] after now:
+// full at now.
+func (s *Sliding) pull(now int64) {
+	if !s.skewed(now) {
+		return
+	}
+	for i := range s.ring {
+		s.ring[i] = now
+	}
+	s.head, s.n, s.let = 0, len(s.ring), false
+}
+
+// Take counts n events at now if the window has room for them all (a negative n costs nothing),
+// and reports whether it did. If not, wait is how long until it would have: [Forever] for more
+// than the quota.
+func (s *Sliding) Take(now int64, n int) (ok bool, wait time.Duration) {
+	n = cost(n)
+	if n > len(s.ring) {
+		return false, Forever
+	}
+	if n == 0 {
+		return true, 0
+	}
+	s.pull(now)
+	if n == 1 && !s.room(now) || n > 1 && s.left(now) < n {
+		return false, s.wait(now, n)
+	}
+	for range n {
+		s.insert(now)
+	}
+	return true, 0
+}
+
+// insert stamps one event at now, which room or left found space for.
+func (s *Sliding) insert(now int64) {
+	if s.n == len(s.ring) { // full: let go of the oldest, which is out of the window
 		s.gone, s.let = s.ring[s.head], true
 		s.head = s.slot(1)
 		s.n--
@@ -90,12 +138,19 @@ func (s *Sliding) Take(now int64) bool {
 	}
 	s.ring[s.slot(i)] = now
 	s.n++
-	return true
 }
 
 // Left returns how many events at now would be admitted one after another: the quota less the
-// stamps later than a window before now, or 0 when a stamp let go of is that recent.
+// stamps later than a window before now, or 0 when a stamp let go of is that recent (or when the
+// window would be pulled back to now, full).
 func (s *Sliding) Left(now int64) int {
+	if s.skewed(now) {
+		return 0
+	}
+	return s.left(now)
+}
+
+func (s *Sliding) left(now int64) int {
 	if s.let && !s.out(s.gone, now) {
 		return 0
 	}
@@ -122,25 +177,43 @@ func (s *Sliding) until(stamp, now int64) time.Duration {
 	return time.Duration(min(since(stamp, now)+uint64(s.window), uint64(Forever)))
 }
 
-// Next returns how long until the window has room: 0 when it has, else until the stamps that
-// block an event at now are out. Never negative, and never more than the window for an instant
-// at or after the newest event; for an earlier instant it can be longer, up to [Forever].
-func (s *Sliding) Next(now int64) time.Duration {
-	if s.room(now) {
+// Next returns how long until the window has room for n events at now, without counting them: 0
+// when it has, else until the stamps that block them are out ([Forever] for more than the quota).
+// Never negative, and never more than the window for an instant at or after the newest event; for
+// an earlier instant it can be longer, up to [Forever].
+func (s *Sliding) Next(now int64, n int) time.Duration {
+	n = cost(n)
+	switch {
+	case n > len(s.ring):
+		return Forever
+	case n == 0:
+		return 0
+	case s.skewed(now):
+		return time.Duration(s.window) // pulled back to now, full
+	case s.left(now) >= n:
 		return 0
 	}
+	return s.wait(now, n)
+}
+
+// wait returns how long from now until the stamps that keep n events out of the window are out:
+// the one let go of, and enough of the oldest to leave room for n.
+func (s *Sliding) wait(now int64, n int) time.Duration {
 	var w time.Duration
 	if s.let {
 		w = s.until(s.gone, now)
 	}
-	if s.n == len(s.ring) {
-		w = max(w, s.until(s.ring[s.head], now))
+	if k := s.n - len(s.ring) + n - 1; k >= 0 {
+		w = max(w, s.until(s.ring[s.slot(k)], now))
 	}
 	return w
 }
 
 // Acquire counts an event at now: the [Permit] method.
-func (s *Sliding) Acquire(now int64) bool { return s.Take(now) }
+func (s *Sliding) Acquire(now int64) bool {
+	ok, _ := s.Take(now, 1)
+	return ok
+}
 
 // Release takes back the newest event at or before now, if there is one: the one a [Chained]
 // refusal undoes.

@@ -77,7 +77,7 @@ func tour(w io.Writer) {
 	// A bucket, and a backoff.
 	bucket, _ := rate.NewBucket(10, 5, 0)
 	taken := 0
-	for bucket.Take(0, 1) {
+	for bucket.Acquire(0) {
 		taken++
 	}
 	fmt.Fprintf(w, "bucket: %d taken at once, the next in %v\n", taken, bucket.Next(0, 1))

@@ -79,7 +79,7 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 			brkRefused.Add(1)
 		}
 		bucket.Allow()
-		period.Take()
+		period.Allow()
 		sliding.Allow()
 		k := keys[(g+i)%len(keys)]
 		if ok, _ := fails.Admit(k); ok && i%5 == 0 {
