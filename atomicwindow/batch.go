@@ -31,19 +31,21 @@ const (
 // A Batch must not be copied after first use. The zero value is not usable: use [NewBatch].
 type Batch struct {
 	_ stripe.NoCopy
-	_ [stripe.CacheLine]byte
+	_ [stripe.CacheLine]byte // keep the header off whatever precedes the batch in memory
+	batchHeader
+	_ [batchPad]byte // and off whatever follows it
+}
 
+// batchHeader is what every write of a Batch reads.
+type batchHeader struct {
 	gen    atomic.Int64 // the generation writes go into; hot: read by every write
 	fields int
 	rows   stripe.Table // one row per P: the generation tag, then the counters
 	kinds  [MaxFields]Kind
-	_      [batchPad]byte
 }
 
-const (
-	batchHeader = 8 + unsafe.Sizeof(int(0)) + unsafe.Sizeof(stripe.Table{}) + MaxFields
-	batchPad    = (stripe.CacheLine - batchHeader%stripe.CacheLine) % stripe.CacheLine
-)
+// batchPad rounds the header up to whole cache lines, sized from the header itself.
+const batchPad = (stripe.CacheLine - unsafe.Sizeof(batchHeader{})%stripe.CacheLine) % stripe.CacheLine
 
 // NewBatch returns an empty batch whose counters combine as kinds say, one Kind per counter; at
 // most [MaxFields] are kept, and no kinds at all gives one Sum counter.
@@ -51,7 +53,7 @@ func NewBatch(kinds ...Kind) *Batch {
 	if len(kinds) == 0 {
 		kinds = []Kind{Sum}
 	}
-	b := &Batch{fields: min(len(kinds), MaxFields)}
+	b := &Batch{batchHeader: batchHeader{fields: min(len(kinds), MaxFields)}}
 	copy(b.kinds[:], kinds)
 	b.rows.Init(1 + MaxFields)
 	return b

@@ -42,7 +42,7 @@ func (a *atomicRing) add(now, v int64) {
 func BenchmarkWindowAdd(b *testing.B) {
 	const size, window = 10, time.Second
 	b.Run("impl=ward", func(b *testing.B) {
-		w := NewStriped(size, window, 1, 0)
+		w := mustStriped(b, size, window, 1, 0)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			now := int64(0)
@@ -53,7 +53,7 @@ func BenchmarkWindowAdd(b *testing.B) {
 		})
 	})
 	b.Run("impl=mutex", func(b *testing.B) {
-		m := &mutexWindow{w: NewWindow[int64](size, window, 0)}
+		m := &mutexWindow{w: mustWindow[int64](b, size, window, 0)}
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			now := int64(0)
@@ -89,7 +89,7 @@ func BenchmarkBatchAdd(b *testing.B) {
 
 // BenchmarkStripedSum measures a reader folding a 40-bucket window (the breaker's refresh).
 func BenchmarkStripedSum(b *testing.B) {
-	w := NewStriped(40, 10*time.Second, 3, 0)
+	w := mustStriped(b, 40, 10*time.Second, 3, 0)
 	for i := int64(0); i < 40; i++ {
 		w.Add(i*int64(250*time.Millisecond), int(i%3), 1)
 	}

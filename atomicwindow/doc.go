@@ -26,14 +26,25 @@
 // exactly what a Window reads for the same writes (a differential test and a fuzz target prove
 // it).
 //
-// Behaviour at the edges:
-//   - A write at an instant earlier than the newest bucket written (a clock that went backwards)
+// # Edge cases
+//
+//   - [NewWindow] and [NewStriped] reject a bad shape with an error matching [ErrInvalid] that
+//     names the argument: a size outside [1, [MaxBuckets]], a window shorter than size
+//     nanoseconds (a bucket is at least 1 ns wide), fields outside [1, [MaxFields]]. Nothing is
+//     held into range.
+//   - Instants may lie anywhere in int64: the distance between two of them is taken so that it
+//     cannot overflow, and a read visits at most the window's buckets.
+//   - A write at an instant earlier than the newest bucket written, by less than the whole
+//     window (a clock that stepped back, or a reading a goroutine made a moment before another's),
 //     goes into the newest bucket, in Window and Striped alike; it never rewrites history.
+//   - An instant more than the whole window before the newest bucket is read as the clock having
+//     jumped back (a far-future instant was written before, such as a Unix time among monotonic
+//     ones): every bucket lies in its future, so a read there visits nothing and a write there
+//     restarts the window, empty, its first bucket opening at that instant. Without this rule one
+//     far-future write would keep every later write in a single bucket that never ages out. A
+//     Striped restarts by swapping in fresh stripes: that write allocates, and a write racing it
+//     into the old stripes is lost, never invented.
 //   - Striped and Batch carry at most [MaxFields] int64 counters per bucket; values are expected
-//     non-negative (a Max field of an empty bucket reads 0).
-//   - [NewWindow] and [NewStriped] return no error, so they shape what they are given: the size is
-//     held to [1, [MaxBuckets]] and a bucket is at least 1 ns wide. The breaker's and the shedder's
-//     policies reject a Buckets above MaxBuckets at construction instead. Instants may lie anywhere
-//     in int64: the distance between two of them is taken so that it cannot overflow, and a read
-//     visits at most the window's buckets.
+//     non-negative (a Max field of an empty bucket reads 0). [NewBatch] keeps the first MaxFields
+//     kinds it is given.
 package atomicwindow

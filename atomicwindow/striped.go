@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
@@ -27,48 +28,79 @@ type Bucket [MaxFields]int64
 // allocation. A read ([Striped.Sum], [Striped.Each]) visits every stripe of every bucket in the
 // window, so it costs stripes × size loads: cache it, as the breaker and the shedder do.
 //
+// Instants are read as [Window] reads them: a write slightly before the head bucket goes into it;
+// a write more than the whole window before it is the clock having jumped back, and the window
+// restarts empty at that instant (the one write that allocates: a fresh set of stripes).
+//
 // What a concurrent reader may observe is in the package documentation: a write in progress may be
 // missed, never invented. Single-threaded it reads exactly what a [Window] of the same shape reads.
 // A Striped must not be copied after first use. The zero value is not usable: use [NewStriped].
 type Striped struct {
 	_ stripe.NoCopy
-	_ [stripe.CacheLine]byte // keep the head off whatever precedes the window in memory
-
-	head   atomic.Int64 // newest bucket written, counted from origin; hot: read by every write
-	origin int64        // the instant bucket 0 opened
-	width  int64        // nanoseconds per bucket
-	size   int64        // buckets in the window
-	mask   int64        // ring length - 1 (ring: size rounded up to a power of two)
-	fields int          // counters per bucket
-	rows   stripe.Table // one row per P: the ring, each bucket a tag and then its counters
-	_      [headerPad]byte
+	_ [stripe.CacheLine]byte // keep the header off whatever precedes the window in memory
+	stripedHeader
+	_ [stripedPad]byte // and off whatever follows it
 }
 
-// header is the size of Striped's fields from head to rows; headerPad rounds it up to whole cache
-// lines so the next object in memory never shares the lines the hot path reads.
+// stripedHeader is what every write and read of a Striped reads; only cur is ever written, when
+// the clock jumps back.
+type stripedHeader struct {
+	cur    atomic.Pointer[ring] // the stripes and the head they are numbered from
+	width  int64                // nanoseconds per bucket
+	size   int64                // buckets in the window
+	mask   int64                // ring length - 1 (ring: size rounded up to a power of two)
+	fields int                  // counters per bucket
+}
+
+// ring is a Striped's stripes and the head index numbered from their origin; a jump of the clock
+// back replaces it whole.
+type ring struct {
+	_ [stripe.CacheLine]byte
+	ringHeader
+	_ [ringPad]byte
+}
+
+type ringHeader struct {
+	head   atomic.Int64 // newest bucket written, counted from origin; hot: read by every write
+	origin int64        // the instant bucket 0 opened
+	rows   stripe.Table // one row per P: the ring, each bucket a tag and then its counters
+}
+
+// The pads round each header up to whole cache lines, sized from the header itself.
 const (
-	header    = 5*8 + unsafe.Sizeof(int(0)) + unsafe.Sizeof(stripe.Table{})
-	headerPad = (stripe.CacheLine - header%stripe.CacheLine) % stripe.CacheLine
+	stripedPad = (stripe.CacheLine - unsafe.Sizeof(stripedHeader{})%stripe.CacheLine) % stripe.CacheLine
+	ringPad    = (stripe.CacheLine - unsafe.Sizeof(ringHeader{})%stripe.CacheLine) % stripe.CacheLine
 )
 
 // NewStriped returns an empty concurrent window of size buckets spanning window with fields
-// counters per bucket, its first bucket opening at now. It shapes what it is given as [NewWindow]
-// does (size held to [1, MaxBuckets], the bucket width raised to 1 ns); fields is held to [1,
-// MaxFields]. A Striped numbers its buckets from now in int64: with 1 ns buckets, instants more
-// than MaxInt64 nanoseconds after now all fall into the last bucket that numbering holds.
-func NewStriped(size int, window time.Duration, fields int, now int64) *Striped {
-	size, width := shape(size, window)
-	fields = min(max(fields, 1), MaxFields)
-	ring := 1 << bits.Len(uint(size-1))
-	w := &Striped{
-		origin: now,
+// counters per bucket, its first bucket opening at now. size and window are checked as
+// [NewWindow] checks them, and fields must be in [1, [MaxFields]]; anything else is an error
+// matching [ErrInvalid] that names the argument. A Striped numbers its buckets from now in int64:
+// with 1 ns buckets, instants more than MaxInt64 nanoseconds after now all fall into the last
+// bucket that numbering holds.
+func NewStriped(size int, window time.Duration, fields int, now int64) (*Striped, error) {
+	width, err := shape(size, window)
+	if err != nil {
+		return nil, err
+	}
+	if fields < 1 || fields > MaxFields {
+		return nil, contract.Field(ErrInvalid, "fields", fields, "in [1, 4] (MaxFields)")
+	}
+	w := &Striped{stripedHeader: stripedHeader{
 		width:  width,
 		size:   int64(size),
-		mask:   int64(ring - 1),
+		mask:   int64(1<<bits.Len(uint(size-1)) - 1),
 		fields: fields,
-	}
-	w.rows.Init(ring * (1 + fields))
-	return w
+	}}
+	w.cur.Store(w.newRing(now))
+	return w, nil
+}
+
+// newRing returns empty stripes whose bucket 0 opens at now.
+func (w *Striped) newRing(now int64) *ring {
+	r := &ring{ringHeader: ringHeader{origin: now}}
+	r.rows.Init(int(w.mask+1) * (1 + w.fields))
+	return r
 }
 
 // Size returns how many buckets the window has.
@@ -80,32 +112,47 @@ func (w *Striped) Width() time.Duration { return time.Duration(w.width) }
 // Fields returns how many counters each bucket carries.
 func (w *Striped) Fields() int { return w.fields }
 
-// write returns the bucket index a write at now goes to, moving the head forward when now has
-// crossed a bucket boundary. A now before the head bucket opened writes into the head bucket.
-func (w *Striped) write(now int64) int64 {
-	h := w.head.Load()
-	// the fast path: now inside the head bucket (when either side overflows, the slow path decides)
-	if d := now - w.origin; d >= 0 && d < (h+1)*w.width {
-		return h
+// write returns the stripes and the bucket index a write at now goes to, moving the head forward
+// when now has crossed a bucket boundary. A now before the head bucket opened writes into the
+// head bucket, unless the clock jumped back ([Striped.behind]): then fresh stripes start at now.
+func (w *Striped) write(now int64) (*ring, int64) {
+	r := w.cur.Load()
+	h := r.head.Load()
+	// the fast path: now inside the head bucket (distances in uint64, where they cannot overflow)
+	if now >= r.origin && uint64(now)-uint64(r.origin)-uint64(h)*uint64(w.width) < uint64(w.width) {
+		return r, h
 	}
-	idx, ok := w.index(now)
-	if !ok || idx <= h {
-		return h
+	idx, ok := w.index(r, now)
+	if ok && idx > h {
+		for h < idx && !r.head.CompareAndSwap(h, idx) {
+			h = r.head.Load()
+		}
+		return r, idx
 	}
-	for h < idx && !w.head.CompareAndSwap(h, idx) {
-		h = w.head.Load()
+	if !w.behind(r, h, now) {
+		return r, h
 	}
-	return idx
+	if fresh := w.newRing(now); !w.cur.CompareAndSwap(r, fresh) {
+		return w.write(now) // another writer restarted it first: write into theirs
+	}
+	return w.cur.Load(), 0
+}
+
+// behind reports whether now lies more than the whole window before head bucket h opened, as
+// [Window] decides it: every bucket then lies in now's future.
+func (w *Striped) behind(r *ring, h, now int64) bool {
+	opening := int64(uint64(r.origin) + uint64(h)*uint64(w.width))
+	return now < opening && uint64(opening)-uint64(now) > uint64(w.width)*uint64(w.size)
 }
 
 // index returns the bucket now falls in, counted from origin, and false for an instant before
 // origin. The distance is taken in uint64, where it cannot overflow however far apart the instants
 // are, and the index saturates at MaxInt64.
-func (w *Striped) index(now int64) (int64, bool) {
-	if now < w.origin {
+func (w *Striped) index(r *ring, now int64) (int64, bool) {
+	if now < r.origin {
 		return 0, false
 	}
-	return int64(min((uint64(now)-uint64(w.origin))/uint64(w.width), math.MaxInt64)), true
+	return int64(min((uint64(now)-uint64(r.origin))/uint64(w.width), math.MaxInt64)), true
 }
 
 // Add adds v to counter i of the bucket now falls in. An i outside [0, Fields()) is ignored.
@@ -113,29 +160,12 @@ func (w *Striped) Add(now int64, i int, v int64) {
 	if uint(i) >= uint(w.fields) {
 		return
 	}
-	idx := w.write(now)
-	b := w.slot(w.rows.Pin(), idx)
+	r, idx := w.write(now)
+	b := w.slot(r.rows.Pin(), idx)
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
 	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
-	stripe.Unpin()
-}
-
-// Add2 adds v to counter i and u to counter j of the bucket now falls in, with one pin: a
-// shedder's pass (a count and a response time) or any pair that belongs together. Out-of-range
-// counters are ignored.
-func (w *Striped) Add2(now int64, i int, v int64, j int, u int64) {
-	if uint(i) >= uint(w.fields) || uint(j) >= uint(w.fields) {
-		return
-	}
-	idx := w.write(now)
-	b := w.slot(w.rows.Pin(), idx)
-	if stripe.Load(&b[0]) != idx {
-		w.turn(b, idx)
-	}
-	stripe.Add(&b[1+i&(MaxFields-1)], v)
-	stripe.Add(&b[1+j&(MaxFields-1)], u)
 	stripe.Unpin()
 }
 
@@ -144,8 +174,8 @@ func (w *Striped) AddAll(now int64, v Bucket) {
 	if w.fields == 0 {
 		panic("atomicwindow: Striped used without NewStriped")
 	}
-	idx := w.write(now)
-	b := w.slot(w.rows.Pin(), idx)
+	r, idx := w.write(now)
+	b := w.slot(r.rows.Pin(), idx)
 	if stripe.Load(&b[0]) != idx {
 		w.turn(b, idx)
 	}
@@ -173,8 +203,8 @@ func (w *Striped) turn(b *[1 + MaxFields]int64, idx int64) {
 }
 
 // bucket sums bucket idx over the stripes; a bucket no stripe holds reads as zero.
-func (w *Striped) bucket(idx int64) (sum Bucket) {
-	for row := range w.rows.All() {
+func (w *Striped) bucket(r *ring, idx int64) (sum Bucket) {
+	for row := range r.rows.All() {
 		b := w.slot(row, idx)
 		if atomic.LoadInt64(&b[0]) != idx {
 			continue
@@ -195,10 +225,16 @@ func (w *Striped) bucket(idx int64) (sum Bucket) {
 
 // Each visits the buckets still inside the window at now, oldest first, each summed over the
 // stripes: the per-bucket maxima and minima a shedder takes are read this way. It visits the same
-// buckets as [Window.Each]; with current false the bucket now falls in is left out. Each writes
-// nothing and allocates nothing.
+// buckets as [Window.Each]; with current false the bucket now falls in is left out, and a now more
+// than the whole window before the head bucket visits nothing. Each writes nothing and allocates
+// nothing.
 func (w *Striped) Each(now int64, current bool, f func(Bucket)) {
-	head, newest := w.span(now, current)
+	r := w.cur.Load()
+	head := r.head.Load()
+	if w.behind(r, head, now) {
+		return
+	}
+	head, newest := w.span(r, head, now, current)
 	oldest := newest - w.size + 1        // newest >= 0 and size >= 1: no overflow
 	for i := int64(0); i < w.size; i++ { // counted, so a head at MaxInt64 still ends the loop
 		idx := oldest + i
@@ -209,15 +245,14 @@ func (w *Striped) Each(now int64, current bool, f func(Bucket)) {
 			f(Bucket{})
 			continue
 		}
-		f(w.bucket(idx))
+		f(w.bucket(r, idx))
 	}
 }
 
 // span returns the newest bucket written that a read at now visits, and the bucket now falls in.
-func (w *Striped) span(now int64, current bool) (head, newest int64) {
-	head = w.head.Load()
-	newest = head
-	if idx, ok := w.index(now); ok && idx > head {
+func (w *Striped) span(r *ring, head, now int64, current bool) (int64, int64) {
+	newest := head
+	if idx, ok := w.index(r, now); ok && idx > head {
 		newest = idx
 	}
 	if !current && newest == head {

@@ -38,8 +38,14 @@ func sumOf(bs []Bucket) (s Bucket) {
 func differential(t *testing.T, size int, window time.Duration, fields int, data []byte) {
 	t.Helper()
 	origin := int64(1_000_000)
-	pw := NewWindow[Bucket](size, window, origin)
-	sw := NewStriped(size, window, fields, origin)
+	pw, werr := NewWindow[Bucket](size, window, origin)
+	sw, serr := NewStriped(size, window, fields, origin)
+	if (werr == nil) != (serr == nil) {
+		t.Fatalf("NewWindow(%d, %v) = %v but NewStriped = %v", size, window, werr, serr)
+	}
+	if werr != nil {
+		return
+	}
 	now := origin
 	for i := 0; i+2 < len(data); i += 3 {
 		// step: -1/4 of a bucket up to ~2 windows forward, sometimes backwards
@@ -65,7 +71,7 @@ func differential(t *testing.T, size int, window time.Duration, fields int, data
 		current := data[i+2]&1 == 1
 		pe, se := pureEach(pw, now, current), stripedEach(sw, now, current)
 		if len(pe) != len(se) {
-			t.Fatalf("step %d at %d: Each visits %d buckets, pure window %d", i/3, now, len(se), len(pe))
+			t.Fatalf("step %d at %d (shape %d×%v): Each visits %d buckets, pure window %d", i/3, now, size, pw.Width(), len(se), len(pe))
 		}
 		for k := range pe {
 			if pe[k] != se[k] {
@@ -101,10 +107,10 @@ func FuzzStripedMatchesWindow(f *testing.F) {
 }
 
 func TestStripedIgnoresBadField(t *testing.T) {
-	w := NewStriped(4, time.Second, 2, 0)
+	w := mustStriped(t, 4, time.Second, 2, 0)
 	w.Add(0, -1, 5)
 	w.Add(0, 2, 5)
-	w.Add2(0, 0, 5, 7, 1)
+	w.Add(0, MaxFields, 5)
 	if s := w.Sum(0, true); s != (Bucket{}) {
 		t.Fatalf("writes to fields out of range landed: %v", s)
 	}
@@ -115,7 +121,7 @@ func TestStripedIgnoresBadField(t *testing.T) {
 // its own; with the random fallback, it may only be short.
 func TestStripedStress(t *testing.T) {
 	const goroutines, writes = 64, 2000
-	w := NewStriped(10, time.Hour, 2, 0)
+	w := mustStriped(t, 10, time.Hour, 2, 0)
 	var start, done sync.WaitGroup
 	start.Add(1)
 	for g := 0; g < goroutines; g++ {
@@ -124,7 +130,7 @@ func TestStripedStress(t *testing.T) {
 			defer done.Done()
 			start.Wait()
 			for i := 0; i < writes; i++ {
-				w.Add2(int64(i), 0, 1, 1, 3)
+				w.AddAll(int64(i), Bucket{1, 3})
 			}
 		}()
 	}
@@ -143,7 +149,7 @@ func TestStripedStress(t *testing.T) {
 // may be lost, never invented.
 func TestStripedStressSharedStripes(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
-	w := NewStriped(10, time.Hour, 1, 0)
+	w := mustStriped(t, 10, time.Hour, 1, 0)
 	b := NewBatch(Sum)
 	runtime.GOMAXPROCS(max(4, 2*prev))
 	defer runtime.GOMAXPROCS(prev)
@@ -238,10 +244,10 @@ func TestBatchStressFolds(t *testing.T) {
 }
 
 func TestStripedAllocs(t *testing.T) {
-	w := NewStriped(50, 5*time.Second, 2, 0)
+	w := mustStriped(t, 50, 5*time.Second, 2, 0)
 	b := NewBatch(Sum, Sum, Max, Max)
 	now := int64(0)
-	if a := testing.AllocsPerRun(1000, func() { now += 3 * ms; w.Add(now, 0, 1); w.Add2(now, 0, 1, 1, 5) }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { now += 3 * ms; w.Add(now, 0, 1); w.AddAll(now, Bucket{1, 5}) }); a != 0 {
 		t.Fatalf("Add allocates %v per call", a)
 	}
 	var s int64
@@ -256,27 +262,35 @@ func TestStripedAllocs(t *testing.T) {
 	}
 }
 
+// TestLayout: every padded header starts one cache line in and ends on a line boundary, so the
+// words the hot path reads share no line with a neighbour. The pads are sized from unsafe.Sizeof,
+// so this holds on 32-bit targets too (make test-arm64 runs it under GOARCH=arm).
 func TestLayout(t *testing.T) {
 	line := uintptr(stripe.CacheLine)
 	var w Striped
-	if off := unsafe.Offsetof(w.head); off != line {
-		t.Errorf("Striped.head at offset %d, want %d (one line of padding before it)", off, line)
-	}
-	if size := unsafe.Sizeof(w); size%line != 0 {
-		t.Errorf("sizeof(Striped) = %d, not a whole number of %d-byte lines", size, line)
-	}
+	var r ring
 	var b Batch
-	if off := unsafe.Offsetof(b.gen); off != line {
-		t.Errorf("Batch.gen at offset %d, want %d", off, line)
+	for _, c := range []struct {
+		name         string
+		offset, size uintptr
+	}{
+		{"Striped.stripedHeader", unsafe.Offsetof(w.stripedHeader), unsafe.Sizeof(w)},
+		{"ring.ringHeader", unsafe.Offsetof(r.ringHeader), unsafe.Sizeof(r)},
+		{"Batch.batchHeader", unsafe.Offsetof(b.batchHeader), unsafe.Sizeof(b)},
+	} {
+		if c.offset != line {
+			t.Errorf("%s at offset %d, want %d (one line of padding before it)", c.name, c.offset, line)
+		}
+		if c.size%line != 0 {
+			t.Errorf("%s: size %d, not a whole number of %d-byte lines", c.name, c.size, line)
+		}
 	}
-	if size := unsafe.Sizeof(b); size%line != 0 {
-		t.Errorf("sizeof(Batch) = %d, not a whole number of %d-byte lines", size, line)
+	sw := mustStriped(t, 40, 10*time.Second, 3, 0)
+	rows := &sw.cur.Load().rows
+	if rows.Words()*8%stripe.CacheLine != 0 || b.rows.Words()*8%stripe.CacheLine != 0 {
+		t.Errorf("rows of %d and %d words are not whole lines", rows.Words(), b.rows.Words())
 	}
-	sw := NewStriped(40, 10*time.Second, 3, 0)
-	if sw.rows.Words()*8%stripe.CacheLine != 0 || b.rows.Words()*8%stripe.CacheLine != 0 {
-		t.Errorf("rows of %d and %d words are not whole lines", sw.rows.Words(), b.rows.Words())
-	}
-	for row := range sw.rows.All() {
+	for row := range rows.All() {
 		if addr := uintptr(row); addr%8 != 0 {
 			t.Errorf("row not word-aligned at %#x", addr)
 		}

@@ -7,34 +7,22 @@ import (
 	"time"
 )
 
-// TestWindowHugeSizeIsBounded: a size of any magnitude builds a window of at most MaxBuckets
-// buckets whose arithmetic holds, pure and striped alike. Sizes of 2^40 and more once asked for
-// terabytes, and above 2^62 the striped row width overflowed to 0.
-func TestWindowHugeSizeIsBounded(t *testing.T) {
-	for _, c := range []struct {
-		size   int64
-		window time.Duration
-	}{
-		{MaxBuckets, time.Duration(MaxBuckets) * time.Millisecond},
-		{MaxBuckets + 1, time.Minute},
-		{1 << 40, time.Minute},
-		{1<<62 + 1, math.MaxInt64},
-		{math.MaxInt, math.MaxInt64},
-		{math.MaxInt, 1},
-	} {
-		if int64(int(c.size)) != c.size {
-			continue // past int on a 32-bit target
-		}
-		w := NewWindow[int64](int(c.size), c.window, 0)
-		s := NewStriped(int(c.size), c.window, MaxFields, 0)
-		wantWidth := max(time.Duration(int64(c.window)/MaxBuckets), 1)
+// TestWindowLargestSize: the largest window NewWindow and NewStriped accept, MaxBuckets buckets
+// over the longest window, keeps its arithmetic: one write reads back.
+func TestWindowLargestSize(t *testing.T) {
+	for _, window := range []time.Duration{MaxBuckets, time.Duration(MaxBuckets) * time.Millisecond, time.Minute, math.MaxInt64} {
+		w := mustWindow[int64](t, MaxBuckets, window, 0)
+		s := mustStriped(t, MaxBuckets, window, MaxFields, 0)
+		wantWidth := time.Duration(int64(window) / MaxBuckets)
 		if w.Size() != MaxBuckets || s.Size() != MaxBuckets || w.Width() != wantWidth || s.Width() != wantWidth {
-			t.Fatalf("NewWindow(%d, %v): size %d width %v, striped %d %v; want %d %v",
-				c.size, c.window, w.Size(), w.Width(), s.Size(), s.Width(), MaxBuckets, wantWidth)
+			t.Fatalf("NewWindow(MaxBuckets, %v): size %d width %v, striped %d %v; want %d %v",
+				window, w.Size(), w.Width(), s.Size(), s.Width(), MaxBuckets, wantWidth)
 		}
-		*w.Slot(int64(w.Width()) * 3) += 4
-		if got := sumWindow(w, int64(w.Width())*3, true); got != 4 {
-			t.Fatalf("size %d: sum after one write = %d, want 4", c.size, got)
+		at := int64(w.Width()) * 3
+		*w.Slot(at) += 4
+		s.Add(at, 0, 4)
+		if got, sgot := sumWindow(w, at, true), s.Sum(at, true)[0]; got != 4 || sgot != 4 {
+			t.Fatalf("window %v: sum after one write = %d, striped %d, want 4", window, got, sgot)
 		}
 	}
 }
@@ -48,7 +36,7 @@ func sumWindow(w *Window[int64], now int64, current bool) (sum int64) {
 // span the whole of int64, from MinInt64 to MaxInt64: the distance between them overflowed int64
 // and the window read stale buckets as current.
 func TestWindowInstantsFarApart(t *testing.T) {
-	w := NewWindow[int64](4, 4, math.MinInt64)
+	w := mustWindow[int64](t, 4, 4, math.MinInt64)
 	runTrace(t, w, []op{
 		{now: math.MinInt64, add: 5},
 		{now: math.MinInt64, current: true, want: []int64{0, 0, 0, 5}},
@@ -57,8 +45,8 @@ func TestWindowInstantsFarApart(t *testing.T) {
 		{now: math.MaxInt64, add: 7},
 		{now: math.MaxInt64, current: true, want: []int64{0, 0, 0, 7}},
 		{now: math.MaxInt64, current: false, want: []int64{0, 0, 0}},
-		{now: math.MinInt64, current: true, want: []int64{0, 0, 0, 7}}, // the past reads the head
-		{now: math.MaxInt64 - 3, add: 1},                               // a write from the past goes to the head
+		{now: math.MinInt64, current: true, want: nil}, // the far past: every bucket lies in its future
+		{now: math.MaxInt64 - 3, add: 1},               // a write from the near past goes to the head
 		{now: math.MaxInt64, current: true, want: []int64{0, 0, 0, 8}},
 	})
 	visited := 0
@@ -66,12 +54,19 @@ func TestWindowInstantsFarApart(t *testing.T) {
 	if visited != 4 {
 		t.Fatalf("Each at MaxInt64 visited %d buckets, want 4", visited)
 	}
+	runTrace(t, w, []op{
+		{now: math.MinInt64, add: 2}, // the clock jumped back: the window restarts there
+		{now: math.MinInt64, current: true, want: []int64{0, 0, 0, 2}},
+		{now: math.MinInt64 + 2, add: 3},
+		{now: math.MinInt64 + 2, current: true, want: []int64{0, 2, 0, 3}},
+		{now: math.MaxInt64, current: true, want: nil},
+	})
 }
 
 // TestWindowExtremeWidths: the widest bucket (a window of MaxInt64 in one bucket) and the
 // narrowest, at instants at both ends of int64.
 func TestWindowExtremeWidths(t *testing.T) {
-	w := NewWindow[int64](1, math.MaxInt64, math.MinInt64)
+	w := mustWindow[int64](t, 1, math.MaxInt64, math.MinInt64)
 	*w.Slot(-2)++ // MaxInt64 − 2 ns after the opening: still the first bucket
 	if got := sumWindow(w, -2, true); got != 1 {
 		t.Fatalf("one bucket of MaxInt64: sum = %d, want 1", got)
@@ -92,8 +87,14 @@ func FuzzWindowBounds(f *testing.F) {
 	f.Add(int64(3), int64(0), int64(math.MinInt64), []byte{128, 0, 127, 255})
 	f.Fuzz(func(t *testing.T, size, window, start int64, data []byte) {
 		sz := int(max(min(size, math.MaxInt), math.MinInt)) // an int on any target
-		w := NewWindow[int64](sz, time.Duration(window), start)
-		if w.Size() < 1 || w.Size() > MaxBuckets || w.Width() < 1 {
+		w, err := NewWindow[int64](sz, time.Duration(window), start)
+		if valid := size >= 1 && size <= MaxBuckets && window >= size; (err == nil) != valid {
+			t.Fatalf("NewWindow(%d, %d): error %v, want an error %v", size, window, err, !valid)
+		}
+		if err != nil {
+			return
+		}
+		if w.Size() != sz || w.Width() < 1 || int64(w.Width())*size > window {
 			t.Fatalf("NewWindow(%d, %d): size %d width %v", size, window, w.Size(), w.Width())
 		}
 		width := uint64(w.Width())
@@ -114,15 +115,21 @@ func FuzzWindowBounds(f *testing.F) {
 				return math.MinInt64 + int64(b>>2)
 			}
 		}
+		origin := start // the model's bucket 0; a jump back restarts it
 		for i := 0; i+1 < len(data) && i < 256; i += 2 {
 			now := at(data[i])
-			var idx uint64 // the bucket now falls in; the head if now is before it
-			if now >= start {
-				idx = max((uint64(now)-uint64(start))/width, head)
+			opening := int64(uint64(origin) + head*width)
+			behind := now < opening && uint64(opening)-uint64(now) > width*n // the clock jumped back
+			var idx uint64                                                   // the bucket now falls in; the head if now is before it
+			if now >= origin {
+				idx = max((uint64(now)-uint64(origin))/width, head)
 			} else {
 				idx = head
 			}
 			if data[i+1]&1 == 1 {
+				if behind {
+					origin, head, idx, writes = now, 0, 0, nil
+				}
 				*w.Slot(now)++
 				head = idx
 				writes = append(writes, write{idx})
@@ -136,6 +143,9 @@ func FuzzWindowBounds(f *testing.F) {
 			}
 			var want int64
 			for _, wr := range writes {
+				if behind {
+					break
+				}
 				if idx-wr.idx < n && (current || wr.idx != idx) {
 					want++
 				}
@@ -149,7 +159,11 @@ func FuzzWindowBounds(f *testing.F) {
 }
 
 func ExampleNewWindow_bounds() {
-	w := NewWindow[int64](math.MaxInt, time.Minute, 0)
+	_, err := NewWindow[int64](math.MaxInt32, time.Minute, 0)
+	fmt.Println(err)
+	w, _ := NewWindow[int64](MaxBuckets, time.Minute, 0)
 	fmt.Println(w.Size(), w.Width())
-	// Output: 65536 915.527µs
+	// Output:
+	// atomicwindow: invalid configuration: size = 2147483647, want in [1, 65536] (MaxBuckets)
+	// 65536 915.527µs
 }

@@ -1,9 +1,13 @@
 package atomicwindow
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardgo/ward"
 )
 
 const ms = int64(time.Millisecond)
@@ -14,6 +18,25 @@ type op struct {
 	add     int64
 	current bool
 	want    []int64 // buckets visited by Each, oldest first (reads only)
+}
+
+// mustWindow and mustStriped build a window the test knows to be valid.
+func mustWindow[B any](t testing.TB, size int, window time.Duration, now int64) *Window[B] {
+	t.Helper()
+	w, err := NewWindow[B](size, window, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func mustStriped(t testing.TB, size int, window time.Duration, fields int, now int64) *Striped {
+	t.Helper()
+	w, err := NewStriped(size, window, fields, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 func runTrace(t *testing.T, w *Window[int64], ops []op) {
@@ -33,7 +56,7 @@ func runTrace(t *testing.T, w *Window[int64], ops []op) {
 
 func TestWindowTrace(t *testing.T) {
 	// four buckets of 100 ms opening at 1000 ms
-	w := NewWindow[int64](4, 400*time.Millisecond, 1000*ms)
+	w := mustWindow[int64](t, 4, 400*time.Millisecond, 1000*ms)
 	runTrace(t, w, []op{
 		{now: 1000 * ms, current: true, want: []int64{0, 0, 0, 0}},
 		{now: 1000 * ms, add: 1},
@@ -60,31 +83,49 @@ func TestWindowTrace(t *testing.T) {
 	})
 }
 
-func TestWindowRaisesSizeAndWidth(t *testing.T) {
+// TestNewWindowRejectsBadShapes: a size outside [1, MaxBuckets], a window under a nanosecond per
+// bucket or fields outside [1, MaxFields] are errors naming the argument, for Window and Striped
+// alike; they used to be held into range silently.
+func TestNewWindowRejectsBadShapes(t *testing.T) {
 	for _, c := range []struct {
 		size   int
 		window time.Duration
-		wsize  int
-		wwidth time.Duration
+		fields int
+		arg    string // the argument the error names; "" for a valid shape
 	}{
-		{0, time.Second, 1, time.Second},
-		{-3, time.Second, 1, time.Second},
-		{10, 5, 10, 1},
-		{10, 0, 10, 1},
-		{10, -time.Second, 10, 1},
-		{40, 10 * time.Second, 40, 250 * time.Millisecond},
+		{0, time.Second, 1, "size"},
+		{-3, time.Second, 1, "size"},
+		{MaxBuckets + 1, time.Hour, 1, "size"},
+		{10, 9, 1, "window"},
+		{10, 0, 1, "window"},
+		{10, -time.Second, 1, "window"},
+		{10, time.Second, 0, "fields"},
+		{10, time.Second, MaxFields + 1, "fields"},
+		{10, 10, 1, ""},
+		{MaxBuckets, MaxBuckets, MaxFields, ""},
+		{40, 10 * time.Second, 3, ""},
 	} {
-		w := NewWindow[int](c.size, c.window, 0)
-		s := NewStriped(c.size, c.window, 1, 0)
-		if w.Size() != c.wsize || w.Width() != c.wwidth || s.Size() != c.wsize || s.Width() != c.wwidth {
-			t.Errorf("NewWindow(%d, %v): size %d width %v, striped %d %v; want %d %v",
-				c.size, c.window, w.Size(), w.Width(), s.Size(), s.Width(), c.wsize, c.wwidth)
+		_, werr := NewWindow[int](c.size, c.window, 0)
+		s, serr := NewStriped(c.size, c.window, c.fields, 0)
+		if c.arg == "" {
+			if werr != nil || serr != nil {
+				t.Errorf("NewWindow/NewStriped(%d, %v, %d): %v / %v, want no error", c.size, c.window, c.fields, werr, serr)
+			} else if s.Size() != c.size || s.Width() != c.window/time.Duration(c.size) || s.Fields() != c.fields {
+				t.Errorf("NewStriped(%d, %v, %d): shape %d×%v, %d fields", c.size, c.window, c.fields, s.Size(), s.Width(), s.Fields())
+			}
+			continue
+		}
+		if !errors.Is(serr, ErrInvalid) || !errors.Is(serr, ward.ErrInvalid) || !strings.Contains(serr.Error(), c.arg+" = ") {
+			t.Errorf("NewStriped(%d, %v, %d) = %v, want ErrInvalid naming %s", c.size, c.window, c.fields, serr, c.arg)
+		}
+		if c.arg != "fields" && (!errors.Is(werr, ErrInvalid) || !strings.Contains(werr.Error(), c.arg+" = ")) {
+			t.Errorf("NewWindow(%d, %v) = %v, want ErrInvalid naming %s", c.size, c.window, werr, c.arg)
 		}
 	}
 }
 
 func TestWindowOneNanosecondBuckets(t *testing.T) {
-	w := NewWindow[int64](3, 0, 0)
+	w := mustWindow[int64](t, 3, 3, 0)
 	for now := int64(0); now < 10; now++ {
 		*w.Slot(now) += now
 	}
@@ -97,7 +138,7 @@ func TestWindowOneNanosecondBuckets(t *testing.T) {
 
 func TestWindowStructBucket(t *testing.T) {
 	type tally struct{ ok, bad int }
-	w := NewWindow[tally](2, 2*time.Second, 0)
+	w := mustWindow[tally](t, 2, 2*time.Second, 0)
 	w.Slot(0).ok++
 	w.Slot(time.Second.Nanoseconds()).bad++
 	var sum tally
@@ -108,7 +149,7 @@ func TestWindowStructBucket(t *testing.T) {
 }
 
 func TestWindowAllocs(t *testing.T) {
-	w := NewWindow[int64](10, time.Second, 0)
+	w := mustWindow[int64](t, 10, time.Second, 0)
 	now := int64(0)
 	if a := testing.AllocsPerRun(1000, func() { now += 7 * ms; *w.Slot(now)++ }); a != 0 {
 		t.Fatalf("Slot allocates %v per call", a)

@@ -16,7 +16,10 @@ var Window = Comparison{
 	WantAdmitted: 1,
 	Impls: []Impl{
 		{"ward", "Striped.Add with a clock read: pinned per-P stripe, plain add", func() Call {
-			w := atomicwindow.NewStriped(40, 10*time.Second, 1, clock.Now())
+			w, err := atomicwindow.NewStriped(40, 10*time.Second, 1, clock.Now())
+			if err != nil {
+				panic(err)
+			}
 			return func(work func(), _ Outcome) bool { w.Add(clock.Now(), 0, 1); work(); return true }
 		}},
 		{"gozero", "go-zero collection.RollingWindow.Add: a mutex, time.Since", func() Call {

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -37,14 +38,17 @@ func (m *mutexBreaker) do(fn func() error) error {
 
 func ok() error { return nil }
 
+func okCtx(context.Context) error { return nil }
+
 // BenchmarkDo measures a healthy call through the breaker: Allow, a call doing nothing, Pass.
 func BenchmarkDo(b *testing.B) {
 	b.Run("impl=ward", func(b *testing.B) {
 		br, _ := New()
+		ctx := context.Background()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				_ = br.Do(ok)
+				_ = br.Do(ctx, okCtx)
 			}
 		})
 	})

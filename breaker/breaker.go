@@ -1,26 +1,23 @@
 package breaker
 
 import (
-	"errors"
+	"context"
 	"math"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/internal/clock"
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
-// ErrUnavailable is a breaker's refusal: allocation-free, matched with errors.Is.
-var ErrUnavailable = errors.New("breaker: service unavailable")
-
-// Striped window fields.
-const (
-	fSuccess = iota
-	fFailure
-	fDrop
-)
+// ErrUnavailable is a breaker's refusal: allocation-free, matched with errors.Is, and matching
+// ward.ErrRefused too. It carries no wait: a breaker does not know when its draw will let a call
+// through.
+var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 
 // Breaker is the SRE breaker of [Core], safe for any number of goroutines. There is no open,
 // half-open and closed: it keeps ten seconds of outcomes and refuses each call with a probability
@@ -50,36 +47,60 @@ const (
 // The zero value is not usable: build one with [New], or [Nop] for a breaker that never refuses.
 type Breaker struct {
 	_ stripe.NoCopy
-	_ [stripe.CacheLine]byte
+	_ [stripe.CacheLine]byte // keep the hot words off whatever precedes the breaker in memory
+	breakerHot
+	_ [hotPad]byte
+	breakerProbe
+	_ [probePad]byte
+	breakerCold
+	_ [coldPad]byte
+}
 
-	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits); hot
+// breakerHot is what every Allow reads.
+type breakerHot struct {
+	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits)
 	scaled atomic.Uint64 // cached drop ratio after it
 	next   atomic.Int64  // when the cache is due a refresh
 	seen   clock.Coarse  // the latest clock reading a settle made
-	_      [stripe.CacheLine - 32]byte
+}
 
+// breakerProbe is written while the breaker refuses: kept off the line every Allow reads.
+type breakerProbe struct {
 	lastPass   atomic.Int64 // the last call let through while the ratio was positive
 	passed     atomic.Bool
 	refreshing atomic.Int32
-	_          [stripe.CacheLine - 16]byte
+}
 
+// breakerCold is set at construction and only read after.
+type breakerCold struct {
 	p       Policy
 	win     *atomicwindow.Striped
 	clock   func() int64
 	roll    func() float64
-	every   int64 // refresh interval, ns; 0 refreshes on every call
-	gran    int64 // how stale seen may grow before a settle stores its reading
+	own     func(error) bool // WithOwnError
+	fail    func(error) bool // WithFailure
+	every   int64            // refresh interval, ns; 0 refreshes on every call
+	gran    int64            // how stale seen may grow before a settle stores its reading
 	refused clock.Refusals
 	nop     bool
 }
 
-// Option configures a [Breaker].
+// The pads round each group up to whole cache lines, sized from the group itself.
+const (
+	hotPad   = (stripe.CacheLine - unsafe.Sizeof(breakerHot{})%stripe.CacheLine) % stripe.CacheLine
+	probePad = (stripe.CacheLine - unsafe.Sizeof(breakerProbe{})%stripe.CacheLine) % stripe.CacheLine
+	coldPad  = (stripe.CacheLine - unsafe.Sizeof(breakerCold{})%stripe.CacheLine) % stripe.CacheLine
+)
+
+// Option configures a [Breaker]. A nil Option is an error.
 type Option func(*config) error
 
 type config struct {
 	policy  Policy
 	clock   func() int64
 	roll    func() float64
+	own     func(error) bool
+	fail    func(error) bool
 	refresh time.Duration
 	set     bool // refresh given
 }
@@ -87,11 +108,12 @@ type config struct {
 // WithPolicy sets the policy (default [DefaultPolicy]).
 func WithPolicy(p Policy) Option { return func(c *config) error { c.policy = p; return nil } }
 
-// WithClock replaces the clock: nanoseconds from any monotonic origin. For tests.
+// WithClock replaces the clock: nanoseconds from any monotonic origin (default: ward's monotonic
+// clock). [Breaker.Now] reads it. A nil clock is an error.
 func WithClock(now func() int64) Option {
 	return func(c *config) error {
 		if now == nil {
-			return invalid("WithClock", "nil", "a clock")
+			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
 		}
 		c.clock = now
 		return nil
@@ -99,8 +121,42 @@ func WithClock(now func() int64) Option {
 }
 
 // WithRand replaces the draw source (default: math/rand/v2's lock-free per-thread generator). A
-// draw outside [0, 1), NaN included, is held into it (NaN counts as 0).
-func WithRand(roll func() float64) Option { return func(c *config) error { c.roll = roll; return nil } }
+// draw outside [0, 1), NaN included, is held into it (NaN counts as 0). A nil source is an error.
+func WithRand(roll func() float64) Option {
+	return func(c *config) error {
+		if roll == nil {
+			return contract.Field(ErrInvalid, "WithRand", "nil", "a draw source")
+		}
+		c.roll = roll
+		return nil
+	}
+}
+
+// WithOwnError says which errors of fn, in [Breaker.Do], are the caller's own (a not found, a
+// validation error): the backend answered, so they settle as a success. A nil predicate is an
+// error.
+func WithOwnError(own func(error) bool) Option {
+	return func(c *config) error {
+		if own == nil {
+			return contract.Field(ErrInvalid, "WithOwnError", "nil", "a predicate")
+		}
+		c.own = own
+		return nil
+	}
+}
+
+// WithFailure says which errors of fn, in [Breaker.Do], are failures besides those every error
+// already is: an error it accepts settles as a failure even if [WithOwnError] accepts it too. A
+// nil predicate is an error.
+func WithFailure(fail func(error) bool) Option {
+	return func(c *config) error {
+		if fail == nil {
+			return contract.Field(ErrInvalid, "WithFailure", "nil", "a predicate")
+		}
+		c.fail = fail
+		return nil
+	}
+}
 
 // WithRefresh sets how often the cached drop ratio is folded afresh from the window; the default
 // is a quarter of a bucket (62.5 ms with the preset). Zero refreshes on every call and makes Allow
@@ -108,7 +164,7 @@ func WithRand(roll func() float64) Option { return func(c *config) error { c.rol
 func WithRefresh(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return invalid("WithRefresh", d, ">= 0")
+			return contract.Field(ErrInvalid, "WithRefresh", d, ">= 0")
 		}
 		c.refresh, c.set = d, true
 		return nil
@@ -118,10 +174,8 @@ func WithRefresh(d time.Duration) Option {
 // New returns a breaker with an empty window.
 func New(opts ...Option) (*Breaker, error) {
 	c := config{policy: DefaultPolicy(), clock: clock.Now}
-	for _, o := range opts {
-		if err := o(&c); err != nil {
-			return nil, err
-		}
+	if err := contract.Apply(ErrInvalid, &c, opts); err != nil {
+		return nil, err
 	}
 	if err := c.policy.Validate(); err != nil {
 		return nil, err
@@ -131,14 +185,20 @@ func New(opts ...Option) (*Breaker, error) {
 		c.refresh = clock.Refresh(width)
 	}
 	now := c.clock()
-	b := &Breaker{
+	win, err := atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, fields, now)
+	if err != nil {
+		return nil, err
+	}
+	b := &Breaker{breakerCold: breakerCold{
 		p:     c.policy,
-		win:   atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, 3, now),
+		win:   win,
 		clock: c.clock,
 		roll:  draw.Func(c.roll),
+		own:   c.own,
+		fail:  c.fail,
 		every: int64(c.refresh),
 		gran:  clock.Granularity(width),
-	}
+	}}
 	b.refused.Init()
 	b.seen.Store(now)
 	b.next.Store(now)
@@ -146,15 +206,21 @@ func New(opts ...Option) (*Breaker, error) {
 }
 
 // Nop returns a breaker that never refuses and records nothing: the feature turned off behind
-// the same type.
-func Nop() *Breaker { return &Breaker{nop: true, p: DefaultPolicy()} }
+// the same type. Its Now reads ward's monotonic clock.
+func Nop() *Breaker {
+	return &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy(), clock: clock.Now}}
+}
 
-// Promise is a call the breaker let through. Settle it once with Pass or Fail, through the
-// variable Allow returned: the methods clear it, so settling it again is a no-op. The zero Promise
-// is settled already.
+// Now returns the instant the breaker decides at, in nanoseconds of its clock: ward's monotonic
+// clock, or the one given [WithClock].
+func (b *Breaker) Now() int64 { return b.clock() }
+
+// Promise is a call the breaker let through. Settle it once with Pass, Fail or Ignore, through
+// the variable Allow returned: the methods clear it, so settling it again is a no-op. The zero
+// Promise is settled already.
 type Promise struct{ b *Breaker }
 
-// Pass records that the call succeeded.
+// Pass records that the backend served the call.
 func (p *Promise) Pass() {
 	if b := p.b; b != nil {
 		p.b = nil
@@ -162,7 +228,7 @@ func (p *Promise) Pass() {
 	}
 }
 
-// Fail records that the call failed.
+// Fail records that the backend failed the call.
 func (p *Promise) Fail() {
 	if b := p.b; b != nil {
 		p.b = nil
@@ -170,13 +236,20 @@ func (p *Promise) Fail() {
 	}
 }
 
+// Ignore settles the call without recording it: the caller gave up before the backend answered,
+// so the call says nothing about the backend. A breaker holds no slot for a call, so there is
+// nothing to free.
+func (p *Promise) Ignore() { p.b = nil }
+
 func (b *Breaker) record(field int) {
 	now := b.clock()
 	b.win.Add(now, field, 1)
 	if b.every == 0 {
 		return
 	}
-	b.seen.Observe(now, b.gran)
+	if !b.pullBack(now) {
+		b.seen.Observe(now, b.gran)
+	}
 	if now >= b.next.Load() {
 		b.refresh(now)
 	}
@@ -195,9 +268,23 @@ func (b *Breaker) refresh(now int64) {
 	b.refreshing.Store(0)
 }
 
+// pullBack reports whether now lies more than a window before the latest reading (the clock
+// jumped back, or a far-future instant was read before), and if so pulls the reading and the
+// refresh due back to now: without it, Allow would go on deciding at the far-future instant and
+// the cache would never refresh.
+func (b *Breaker) pullBack(now int64) bool {
+	seen := b.seen.Load()
+	if now >= seen || uint64(seen)-uint64(now) <= uint64(b.p.Window) {
+		return false
+	}
+	b.seen.Store(now)
+	b.next.Store(now)
+	return true
+}
+
 func (b *Breaker) history(now int64) history {
 	var h history
-	b.win.Each(now, true, func(t atomicwindow.Bucket) { h.add(t[fSuccess], t[fFailure], t[fDrop]) })
+	b.win.Each(now, true, func(t atomicwindow.Bucket) { h.add(t) })
 	return h
 }
 
@@ -223,9 +310,9 @@ func (b *Breaker) Allow() (Promise, error) {
 	}
 	if b.refused.Refuse(now) && b.every != 0 {
 		// A paced clock read (see the type's doc): if time has moved since the reading this
-		// refusal was decided on, decide again at the fresh instant with the same draw, so the
-		// probe fires and the ratio decays even when nothing gets through.
-		if fresh := b.clock(); fresh > now {
+		// refusal was decided on (or jumped far back), decide again at the fresh instant with the
+		// same draw, so the probe fires and the ratio decays even when nothing gets through.
+		if fresh := b.clock(); fresh > now || b.pullBack(fresh) {
 			b.seen.Observe(fresh, b.gran)
 			if fresh >= b.next.Load() {
 				b.refresh(fresh)
@@ -244,8 +331,12 @@ func (b *Breaker) Allow() (Promise, error) {
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
 // a draw at or over the ratio.
 func (b *Breaker) admits(now int64, roll float64) bool {
-	if b.p.Probe > 0 && b.passed.Load() {
-		if last := b.lastPass.Load(); now-last > int64(b.p.Probe) && b.lastPass.CompareAndSwap(last, now) {
+	if b.p.ProbeAfter > 0 && b.passed.Load() {
+		last := b.lastPass.Load()
+		if last > now && b.lastPass.CompareAndSwap(last, now) { // the clock jumped back: pull it back too
+			last = now
+		}
+		if b.p.probe(now, last) && b.lastPass.CompareAndSwap(last, now) {
 			return true
 		}
 	}
@@ -257,26 +348,27 @@ func (b *Breaker) admits(now int64, roll float64) bool {
 	return true
 }
 
-// Do runs fn if the breaker allows it: a nil error is a success, any other a failure. A refusal
-// returns [ErrUnavailable] without calling fn. A panicking fn counts as a failure and the panic
-// continues.
-func (b *Breaker) Do(fn func() error) error { return b.DoWith(fn, nil, nil) }
-
-// DoWith is Do with two hooks, either may be nil: acceptable says which errors are the caller's
-// own (a not found, a validation error) and count as success; fallback is called only on a
-// refusal, with [ErrUnavailable], and its result is returned.
-func (b *Breaker) DoWith(fn func() error, acceptable func(error) bool, fallback func(error) error) error {
+// Do runs fn if the breaker allows it, settles the call by fn's error and returns that error
+// unchanged. A refusal returns [ErrUnavailable] without calling fn; a caller with a fallback
+// serves it on errors.Is(err, ErrUnavailable).
+//
+// fn's error settles as ward's one classification says ([contract.Classify]): nil passes; the
+// caller's own cancellation (context.Canceled while ctx is done) is ignored, since the backend
+// never answered; context.DeadlineExceeded and errors [WithFailure] accepts fail; errors
+// [WithOwnError] accepts pass (the backend answered: a not found is a working backend); any other
+// error fails. A panicking fn settles as a failure and the panic continues.
+func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) error {
 	p, err := b.Allow()
 	if err != nil {
-		if fallback != nil {
-			return fallback(err)
-		}
 		return err
 	}
 	defer p.Fail() // a no-op once settled; a failure if fn panics
-	err = fn()
-	if err == nil || (acceptable != nil && acceptable(err)) {
+	err = fn(ctx)
+	switch contract.Classify(ctx, err, b.own, b.fail, contract.Pass, contract.Fail) {
+	case contract.Pass:
 		p.Pass()
+	case contract.Ignore:
+		p.Ignore()
 	}
 	return err
 }

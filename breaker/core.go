@@ -1,12 +1,12 @@
 package breaker
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/wardgo/ward/atomicwindow"
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 )
 
@@ -24,68 +24,71 @@ const (
 	Drop
 )
 
-// Policy holds the constants of Google SRE client-side throttling, with go-zero's additions.
-// Build one from [DefaultPolicy] and change fields; [NewCore] and [New] validate it.
+// Policy holds the constants of Google SRE client-side throttling, with go-zero's additions. The
+// presets are the constants of go-zero's core/breaker/googlebreaker.go (v1.10.3), named in each
+// field. Build one from [DefaultPolicy] and change fields; [NewCore] and [New] validate it.
 type Policy struct {
 	// K is how many calls a success pays for, at the start of a failing stretch: 1.5 (go-zero
-	// googlebreaker.go k; the SRE book's K). A backend is left alone until more than 1/K of its
-	// calls fail. Must be >= Floor.
+	// k; the SRE book's K). A backend is left alone until more than 1/K of its calls fail. Must
+	// be finite and >= KFloor.
 	K float64
-	// Floor is what K decays to, linearly over the window's buckets of uninterrupted failure:
-	// 1.1 (go-zero minK). Must be > 0.
-	Floor float64
-	// Protection is the calls let through before any refusal: 5 (go-zero protection). Must be >= 0.
+	// KFloor is what K decays to, linearly over the window's buckets of uninterrupted failure:
+	// 1.1 (go-zero minK). Must be finite and > 0.
+	KFloor float64
+	// Protection is the calls let through before any refusal: 5 (go-zero protection). Must be
+	// finite and >= 0.
 	Protection float64
-	// Probe is how long after the last call let through, while refusing, a call passes
-	// regardless: 1 s (go-zero forcePassDuration). Zero disables the probe.
-	Probe time.Duration
+	// ProbeAfter is how long after the last call let through, while refusing, one call passes
+	// regardless of the draw: 1 s (go-zero forcePassDuration). Zero disables the probe; must be
+	// >= 0.
+	ProbeAfter time.Duration
 	// Buckets is how many buckets the window has: 40 (go-zero buckets). In [1,
 	// atomicwindow.MaxBuckets]: every read visits every bucket, so more would cost memory and
 	// time for no resolution anyone needs.
 	Buckets int
-	// Window is the time the buckets cover together: 10 s (go-zero window). Window / Buckets must
-	// be at least 1 ns.
+	// Window is the time the buckets cover together: 10 s (go-zero window). Must be at least
+	// Buckets nanoseconds (a bucket at least 1 ns wide).
 	Window time.Duration
 }
 
 // DefaultPolicy returns the preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s, 40
 // buckets over 10 s — the constants of go-zero's core/breaker/googlebreaker.go (v1.10.3).
 func DefaultPolicy() Policy {
-	return Policy{K: 1.5, Floor: 1.1, Protection: 5, Probe: time.Second, Buckets: 40, Window: 10 * time.Second}
+	return Policy{K: 1.5, KFloor: 1.1, Protection: 5, ProbeAfter: time.Second, Buckets: 40, Window: 10 * time.Second}
 }
 
-// ErrInvalidPolicy is wrapped by every construction error.
-var ErrInvalidPolicy = errors.New("breaker: invalid policy")
-
-func invalid(field string, v any, want string) error {
-	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidPolicy, field, v, want)
-}
+// ErrInvalid is matched, with errors.Is, by every configuration error of this package (and by
+// ward.ErrInvalid); the message names the field.
+var ErrInvalid = contract.Invalid("breaker: invalid configuration")
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Validate reports the first field of p that is out of range, by name.
 func (p Policy) Validate() error {
 	switch {
-	case !finite(p.Floor) || p.Floor <= 0:
-		return invalid("Policy.Floor", p.Floor, "finite and > 0")
-	case !finite(p.K) || p.K < p.Floor:
-		return invalid("Policy.K", p.K, fmt.Sprintf("finite and >= Floor (%v)", p.Floor))
+	case !finite(p.KFloor) || p.KFloor <= 0:
+		return contract.Field(ErrInvalid, "Policy.KFloor", p.KFloor, "finite and > 0")
+	case !finite(p.K) || p.K < p.KFloor:
+		return contract.Field(ErrInvalid, "Policy.K", p.K, fmt.Sprintf("finite and >= KFloor (%v)", p.KFloor))
 	case !finite(p.Protection) || p.Protection < 0:
-		return invalid("Policy.Protection", p.Protection, "finite and >= 0")
-	case p.Probe < 0:
-		return invalid("Policy.Probe", p.Probe, ">= 0 (0 disables the probe)")
+		return contract.Field(ErrInvalid, "Policy.Protection", p.Protection, "finite and >= 0")
+	case p.ProbeAfter < 0:
+		return contract.Field(ErrInvalid, "Policy.ProbeAfter", p.ProbeAfter, ">= 0 (0 disables the probe)")
 	case p.Buckets < 1 || p.Buckets > atomicwindow.MaxBuckets:
-		return invalid("Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
+		return contract.Field(ErrInvalid, "Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
 	case p.Window < time.Duration(p.Buckets):
-		return invalid("Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
+		return contract.Field(ErrInvalid, "Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
 	}
 	return nil
 }
 
-// Tally is the outcomes counted in one bucket.
-type Tally struct {
-	Success, Failure, Drop int64
-}
+// Window fields, in the pure and the striped window alike: one per Outcome.
+const (
+	fSuccess = int(Success)
+	fFailure = int(Failure)
+	fDrop    = int(Drop)
+	fields   = fDrop + 1
+)
 
 // history is what the arithmetic reads from a window.
 type history struct {
@@ -95,10 +98,12 @@ type history struct {
 
 // add folds one bucket, oldest first, into the totals and the runs: a bucket with failures and
 // no successes extends the failing run and breaks the working one, and the reverse; a bucket with
-// neither (empty, or refusals only) neither extends nor breaks a run.
-func (h *history) add(success, failure, drop int64) {
+// neither (empty, or refusals only) neither extends nor breaks a run. Core and Breaker both read
+// their windows through it.
+func (h *history) add(b atomicwindow.Bucket) {
+	success, failure := b[fSuccess], b[fFailure]
 	h.accepts += success
-	h.total += success + failure + drop
+	h.total += success + failure + b[fDrop]
 	if failure > 0 {
 		h.working = 0
 	} else if success > 0 {
@@ -111,10 +116,17 @@ func (h *history) add(success, failure, drop int64) {
 	}
 }
 
+// probe reports whether a call at now passes as a probe, the last call having passed at last:
+// more than ProbeAfter later. A last pass after now (the clock jumped back) counts as made at
+// now, so a far-future instant never holds the probe off; the caller pulls its state back.
+func (p *Policy) probe(now, last int64) bool {
+	return p.ProbeAfter > 0 && now >= last && uint64(now)-uint64(last) > uint64(p.ProbeAfter)
+}
+
 // ratio returns the drop ratio before the recovery scaling (raw) and after it (scaled).
 func (p *Policy) ratio(h history) (raw, scaled float64) {
 	size := float64(p.Buckets)
-	w := max(p.K-(p.K-p.Floor)*(float64(h.failing)/size), p.Floor) // the fraction first: no overflow for any finite K
+	w := max(p.K-(p.K-p.KFloor)*(float64(h.failing)/size), p.KFloor) // the fraction first: no overflow for any finite K
 	raw = (float64(h.total) - p.Protection - w*float64(h.accepts)) / float64(h.total+1)
 	if raw <= 0 {
 		return raw, 0
@@ -129,16 +141,16 @@ func (p *Policy) ratio(h history) (raw, scaled float64) {
 // With accepts successes out of total calls in the window (refusals included), failing and working
 // the runs at its head of buckets with only failures and only successes:
 //
-//	w     = max(K − (K − Floor) · failing / Buckets, Floor)
+//	w     = max(K − (K − KFloor) · failing / Buckets, KFloor)
 //	drop  = (total − Protection − w · accepts) / (total + 1)
 //	drop ×= (Buckets − working) / Buckets
 //
 // A call is refused when roll < drop. Before the scaling and the draw, the probe: once the
-// breaker has let a call through while refusing, a call more than Probe after the last one let
-// through passes regardless.
+// breaker has let a call through while refusing, a call more than ProbeAfter after the last one
+// let through passes regardless.
 type Core struct {
 	p        Policy
-	win      *atomicwindow.Window[Tally]
+	win      *atomicwindow.Window[atomicwindow.Bucket]
 	lastPass int64
 	passed   bool // a call was let through while the ratio was positive
 }
@@ -148,7 +160,11 @@ func NewCore(p Policy, now int64) (*Core, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{p: p, win: atomicwindow.NewWindow[Tally](p.Buckets, p.Window, now)}, nil
+	win, err := atomicwindow.NewWindow[atomicwindow.Bucket](p.Buckets, p.Window, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Core{p: p, win: win}, nil
 }
 
 // Policy returns the policy the core was built with.
@@ -156,7 +172,7 @@ func (c *Core) Policy() Policy { return c.p }
 
 func (c *Core) history(now int64) history {
 	var h history
-	c.win.Each(now, true, func(t Tally) { h.add(t.Success, t.Failure, t.Drop) })
+	c.win.Each(now, true, func(b atomicwindow.Bucket) { h.add(b) })
 	return h
 }
 
@@ -168,28 +184,26 @@ func (c *Core) Allow(now int64, roll float64) bool {
 	if raw <= 0 {
 		return true
 	}
-	if c.passed && c.p.Probe > 0 && now-c.lastPass > int64(c.p.Probe) {
+	if c.passed && c.lastPass > now { // the clock jumped back: pull the last pass back with it
+		c.lastPass = now
+	}
+	if c.passed && c.p.probe(now, c.lastPass) {
 		c.lastPass = now
 		return true
 	}
 	if draw.Clean(roll) < scaled {
-		c.win.Slot(now).Drop++
+		c.win.Slot(now)[fDrop]++
 		return false
 	}
 	c.lastPass, c.passed = now, true
 	return true
 }
 
-// Record counts one outcome at now.
+// Record counts one outcome at now. An outcome that is neither Success, Failure nor Drop is
+// ignored.
 func (c *Core) Record(now int64, o Outcome) {
-	t := c.win.Slot(now)
-	switch o {
-	case Success:
-		t.Success++
-	case Failure:
-		t.Failure++
-	case Drop:
-		t.Drop++
+	if o <= Drop {
+		c.win.Slot(now)[o]++ // Success, Failure and Drop are the window's fields, in order
 	}
 }
 

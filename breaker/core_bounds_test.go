@@ -24,7 +24,7 @@ func TestPolicyBucketsBound(t *testing.T) {
 		_, err := NewCore(p, 0)
 		_, err2 := New(WithPolicy(p))
 		for _, e := range []error{p.Validate(), err, err2} {
-			if !errors.Is(e, ErrInvalidPolicy) || !strings.Contains(e.Error(), "Policy.Buckets") {
+			if !errors.Is(e, ErrInvalid) || !strings.Contains(e.Error(), "Policy.Buckets") {
 				t.Fatalf("Buckets = %d: want an error naming Policy.Buckets, got %v", buckets, e)
 			}
 		}
@@ -68,7 +68,7 @@ func TestPolicyExtremeSizesAccepted(t *testing.T) {
 // overflowed to -Inf and fell to the floor.
 func TestHugeK(t *testing.T) {
 	p := DefaultPolicy()
-	p.K, p.Floor = math.MaxFloat64, 1
+	p.K, p.KFloor = math.MaxFloat64, 1
 	c, err := NewCore(p, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -90,16 +90,16 @@ func TestHugeK(t *testing.T) {
 // every call whose draw is at or over the ratio.
 func FuzzCoreBounds(f *testing.F) {
 	d := DefaultPolicy()
-	f.Add(d.K, d.Floor, d.Protection, int64(d.Probe), int64(d.Buckets), int64(d.Window), int64(0), []byte{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 9, 2})
+	f.Add(d.K, d.KFloor, d.Protection, int64(d.ProbeAfter), int64(d.Buckets), int64(d.Window), int64(0), []byte{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 9, 2})
 	f.Add(math.MaxFloat64, 1.0, 0.0, int64(math.MaxInt64), int64(atomicwindow.MaxBuckets), int64(math.MaxInt64), int64(math.MinInt64), []byte{255, 1, 127, 1, 0, 2})
 	f.Add(math.Inf(1), math.NaN(), -1.0, int64(-1), int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64), []byte{3})
 	f.Add(5e-324, 5e-324, math.MaxFloat64, int64(1), int64(1), int64(1), int64(math.MaxInt64-5), []byte{1, 1, 2, 1, 3, 0})
 	f.Fuzz(func(t *testing.T, k, floor, protection float64, probe, buckets, window, start int64, data []byte) {
-		p := Policy{K: k, Floor: floor, Protection: protection, Probe: time.Duration(probe),
+		p := Policy{K: k, KFloor: floor, Protection: protection, ProbeAfter: time.Duration(probe),
 			Buckets: int(max(min(buckets, math.MaxInt), math.MinInt)), Window: time.Duration(window)}
 		c, err := NewCore(p, start)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "Policy.") || p.Validate() == nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Policy.") || p.Validate() == nil {
 				t.Fatalf("NewCore(%+v): %v", p, err)
 			}
 			return

@@ -195,9 +195,9 @@ func TestPolicyErrors(t *testing.T) {
 	}{
 		{"Policy.K", func(p *Policy) { p.K = 1.0 }},
 		{"Policy.K", func(p *Policy) { p.K = math.NaN() }},
-		{"Policy.Floor", func(p *Policy) { p.Floor = 0 }},
+		{"Policy.KFloor", func(p *Policy) { p.KFloor = 0 }},
 		{"Policy.Protection", func(p *Policy) { p.Protection = -1 }},
-		{"Policy.Probe", func(p *Policy) { p.Probe = -time.Second }},
+		{"Policy.ProbeAfter", func(p *Policy) { p.ProbeAfter = -time.Second }},
 		{"Policy.Buckets", func(p *Policy) { p.Buckets = 0 }},
 		{"Policy.Window", func(p *Policy) { p.Window = 10 }},
 	} {
@@ -206,15 +206,15 @@ func TestPolicyErrors(t *testing.T) {
 		_, err := NewCore(p, 0)
 		_, err2 := New(WithPolicy(p))
 		for _, e := range []error{err, err2} {
-			if !errors.Is(e, ErrInvalidPolicy) || !strings.Contains(e.Error(), c.field) {
+			if !errors.Is(e, ErrInvalid) || !strings.Contains(e.Error(), c.field) {
 				t.Errorf("want an error naming %s, got %v", c.field, e)
 			}
 		}
 	}
-	if _, err := New(WithRefresh(-1)); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := New(WithRefresh(-1)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("WithRefresh(-1): %v", err)
 	}
-	if _, err := New(WithClock(nil)); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := New(WithClock(nil)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("WithClock(nil): %v", err)
 	}
 }

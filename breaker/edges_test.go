@@ -6,8 +6,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/procs"
+	"github.com/wardgo/ward/internal/stripe"
 )
 
 // TestLowTrafficRecovers: after a 10 s outage, a healthy backend called once every 10 s for ten
@@ -92,5 +94,85 @@ func TestRefusalCountExactAcrossGOMAXPROCS(t *testing.T) {
 	stop()
 	if got := b.Snapshot().Refused - base; got != refused {
 		t.Fatalf("Refused counted %d, callers saw %d refusals", got, refused)
+	}
+}
+
+// TestClockJumpsFarAndBack: a Breaker has no …At forms (every instant comes from its clock), so
+// the clock itself jumps: to a Unix time (years past ward's monotonic origin) and back. Whether
+// the backend fails or works in each stretch, the Breaker neither wedges shut (refusing a healthy
+// backend forever because it decides at the far-future instant) nor wedges open (never refusing a
+// failing backend because its ratio stopped refreshing). Before the rule that pulls a reading more
+// than a window ahead back to the clock, the first refused every call after the jump back and the
+// second admitted every failing call.
+func TestClockJumpsFarAndBack(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	future := time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for _, refresh := range []time.Duration{0, -1} { // exact, and the default cached ratio
+		now := int64(0)
+		rolls := rand.New(rand.NewPCG(3, 4))
+		opts := []Option{WithClock(func() int64 { return now }), WithRand(rolls.Float64)}
+		if refresh >= 0 {
+			opts = append(opts, WithRefresh(refresh))
+		}
+		b, err := New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// run calls 10 ms apart from start; fails says whether the backend fails; it returns the
+		// share refused
+		run := func(start int64, calls int, fails bool) float64 {
+			refused := 0
+			for i := 0; i < calls; i++ {
+				now = start + int64(i)*10*ms
+				p, err := b.Allow()
+				switch {
+				case err != nil:
+					refused++
+				case fails:
+					p.Fail()
+				default:
+					p.Pass()
+				}
+			}
+			return float64(refused) / float64(calls)
+		}
+		check := func(what string, got, lo, hi float64) {
+			t.Helper()
+			if got < lo || got > hi {
+				t.Fatalf("refresh %v: %s: refused %.2f of calls, want within [%.2f, %.2f]", refresh, what, got, lo, hi)
+			}
+		}
+		check("outage at the origin", run(0, 500, true), 0.5, 0.99)
+		check("outage at the far-future instant", run(future, 500, true), 0.5, 0.99)
+		// back at the origin's clock, healthy: the far-future readings must not hold it shut
+		run(6000*ms, 100, false) // one second to find its feet
+		check("healthy after the jump back", run(7000*ms, 500, false), 0, 0.02)
+		// and failing again once the healthy stretch has aged out: its ratio must move as at the
+		// origin, not stay where the far future left it
+		check("outage after the jump back", run(30000*ms, 500, true), 0.5, 0.99)
+		// forward again and back to a healthy backend, with nothing settled in between
+		check("outage far ahead again", run(future+int64(time.Hour), 200, true), 0.5, 0.99)
+		run(40000*ms, 100, false)
+		check("healthy after the second jump back", run(41000*ms, 500, false), 0, 0.02)
+	}
+}
+
+// TestLayout: the words every Allow reads start one cache line in, each group of fields fills
+// whole lines, and so does the Breaker; the pads are sized from unsafe.Sizeof, so this holds on
+// 32-bit targets too (make test-arm64 runs it under GOARCH=arm).
+func TestLayout(t *testing.T) {
+	line := uintptr(stripe.CacheLine)
+	var b Breaker
+	if off := unsafe.Offsetof(b.breakerHot); off != line {
+		t.Errorf("breakerHot at offset %d, want %d", off, line)
+	}
+	for name, off := range map[string]uintptr{
+		"breakerProbe": unsafe.Offsetof(b.breakerProbe),
+		"breakerCold":  unsafe.Offsetof(b.breakerCold),
+		"sizeof":       unsafe.Sizeof(b),
+	} {
+		if off%line != 0 {
+			t.Errorf("%s = %d, not a whole number of %d-byte lines", name, off, line)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -24,28 +25,35 @@ func ExampleCore_Allow() {
 	// draw 0.9: true
 }
 
-// A failing backend behind a breaker with an injected clock and draw.
-func ExampleBreaker_DoWith() {
+// A failing backend behind a breaker with an injected clock and draw. The caller's own errors
+// (a not found) are the backend answering; a refusal is served from a cache.
+func ExampleBreaker_Do() {
 	now := int64(0)
+	notFound := errors.New("not found")
 	b, _ := breaker.New(
 		breaker.WithClock(func() int64 { return now }),
 		breaker.WithRand(func() float64 { return 0.5 }),
 		breaker.WithRefresh(0),
+		breaker.WithOwnError(func(err error) bool { return errors.Is(err, notFound) }),
 	)
+	ctx := context.Background()
 	down := errors.New("connection refused")
-	notFound := errors.New("not found")
-	acceptable := func(err error) bool { return errors.Is(err, notFound) }
-	fallback := func(error) error { return errors.New("served from cache") }
+	get := func(call func(context.Context) error) string {
+		err := b.Do(ctx, call)
+		if errors.Is(err, breaker.ErrUnavailable) {
+			return "served from cache"
+		}
+		return fmt.Sprint(err)
+	}
 	for i := 0; i < 20; i++ {
 		now += int64(10 * time.Millisecond)
 		// twelve failures: (12 − 5) / 13 = 0.54 > the draw 0.5, so the 13th is refused
-		err := b.DoWith(func() error { return down }, acceptable, fallback)
-		if err != down {
-			fmt.Printf("call %d: %v (ratio %.2f)\n", i+1, err, b.Ratio())
+		if got := get(func(context.Context) error { return down }); got != down.Error() {
+			fmt.Printf("call %d: %s (ratio %.2f)\n", i+1, got, b.Ratio())
 			break
 		}
 	}
-	fmt.Println(b.DoWith(func() error { return notFound }, acceptable, fallback))
+	fmt.Println(get(func(context.Context) error { return notFound }))
 	// Output:
 	// call 13: served from cache (ratio 0.57)
 	// served from cache

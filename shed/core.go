@@ -1,15 +1,17 @@
 package shed
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/wardgo/ward/atomicwindow"
+	"github.com/wardgo/ward/internal/contract"
 )
 
-// Policy holds the constants of adaptive load shedding. Build one from [DefaultPolicy] and change
-// fields; [NewCore] and [New] validate it.
+// Policy holds the constants of adaptive load shedding. The presets are the constants of go-zero's
+// core/load/adaptiveshedder.go (v1.10.3), named in each field. Build one from [DefaultPolicy] and
+// change fields; [NewCore] and [New] validate it.
 type Policy struct {
 	// Buckets is how many buckets the window of passes and response times has: 50 (go-zero
 	// adaptiveshedder.go defaultBuckets). In [1, atomicwindow.MaxBuckets]: every read visits
@@ -30,42 +32,39 @@ type Policy struct {
 	// Cool is how long a server stays hot after the CPU was last over the threshold, if it has
 	// refused since: 1 s (go-zero coolOffDuration).
 	Cool time.Duration
-	// Floor is the least share of its capacity a server keeps admitting however hot the CPU is:
-	// 0.1 (go-zero overloadFactorLowerBound). In (0, 1].
-	Floor float64
+	// MinShare is the least share of its capacity a server keeps admitting however hot the CPU
+	// is: 0.1 (go-zero overloadFactorLowerBound). In (0, 1].
+	MinShare float64
 }
 
 // DefaultPolicy returns the preset: 50 buckets over 5 s, CPU threshold 900 thousandths, 1 s
 // assumed response time, in-flight average weighted 0.9, 1 s to cool, never under 0.1 of
 // capacity — the constants of go-zero's core/load/adaptiveshedder.go (v1.10.3).
 func DefaultPolicy() Policy {
-	return Policy{Buckets: 50, Window: 5 * time.Second, CPU: 900, Latency: time.Second, Beta: 0.9, Cool: time.Second, Floor: 0.1}
+	return Policy{Buckets: 50, Window: 5 * time.Second, CPU: 900, Latency: time.Second, Beta: 0.9, Cool: time.Second, MinShare: 0.1}
 }
 
-// ErrInvalidPolicy is wrapped by every construction error.
-var ErrInvalidPolicy = errors.New("shed: invalid policy")
-
-func invalid(field string, v any, want string) error {
-	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidPolicy, field, v, want)
-}
+// ErrInvalid is matched, with errors.Is, by every configuration error of this package (and by
+// ward.ErrInvalid); the message names the field.
+var ErrInvalid = contract.Invalid("shed: invalid configuration")
 
 // Validate reports the first field of p that is out of range, by name.
 func (p Policy) Validate() error {
 	switch {
 	case p.Buckets < 1 || p.Buckets > atomicwindow.MaxBuckets:
-		return invalid("Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
+		return contract.Field(ErrInvalid, "Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
 	case p.Window < time.Duration(p.Buckets):
-		return invalid("Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
+		return contract.Field(ErrInvalid, "Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
 	case p.CPU < 1 || p.CPU > 999:
-		return invalid("Policy.CPU", p.CPU, "in [1, 999] thousandths")
+		return contract.Field(ErrInvalid, "Policy.CPU", p.CPU, "in [1, 999] thousandths")
 	case p.Latency <= 0:
-		return invalid("Policy.Latency", p.Latency, "> 0")
+		return contract.Field(ErrInvalid, "Policy.Latency", p.Latency, "> 0")
 	case !(p.Beta >= 0 && p.Beta < 1):
-		return invalid("Policy.Beta", p.Beta, "in [0, 1)")
+		return contract.Field(ErrInvalid, "Policy.Beta", p.Beta, "in [0, 1)")
 	case p.Cool < 0:
-		return invalid("Policy.Cool", p.Cool, ">= 0")
-	case !(p.Floor > 0 && p.Floor <= 1):
-		return invalid("Policy.Floor", p.Floor, "in (0, 1]")
+		return contract.Field(ErrInvalid, "Policy.Cool", p.Cool, ">= 0")
+	case !(p.MinShare > 0 && p.MinShare <= 1):
+		return contract.Field(ErrInvalid, "Policy.MinShare", p.MinShare, "in (0, 1]")
 	}
 	return nil
 }
@@ -75,6 +74,7 @@ const (
 	fPasses = iota
 	fRTSum
 	fRTCount
+	fields
 )
 
 // capacity is the most calls in flight the window shows the server can carry: the busiest
@@ -93,19 +93,39 @@ func (p *Policy) capacity(each func(current bool, f func(atomicwindow.Bucket))) 
 	return max(float64(maxPass)*minRT/width, 1)
 }
 
-// factor scales capacity down as the CPU nears 1000 thousandths, never under Floor. It is taken in
-// float64 so that no reading, however far outside [0, 1000], can overflow: a reading at or over
-// 1000 gives Floor, one at or under the threshold gives 1.
+// factor scales capacity down as the CPU nears 1000 thousandths, never under MinShare. It is taken
+// in float64 so that no reading, however far outside [0, 1000], can overflow: a reading at or over
+// 1000 gives MinShare, one at or under the threshold gives 1.
 func (p *Policy) factor(cpu int) float64 {
 	f := (1000 - float64(cpu)) / float64(1000-p.CPU)
-	return min(max(f, p.Floor), 1)
+	return min(max(f, p.MinShare), 1)
+}
+
+// never is the instant the CPU was last hot, for a server that has never been hot.
+const never = math.MinInt64
+
+// heat is the hot rule, the one Core, Shedder and Snapshot all apply: the server is hot at now if
+// the CPU reading is at or over the threshold, or if it has refused since it was last found cool
+// (dropped) and the CPU was hot less than Cool ago (hotAt; never if it never was). It returns
+// whether the server is hot and the instant the CPU was last hot, as the caller should store it:
+// now if the reading is hot, now again if hotAt lay after now (the clock jumped back: a far-future
+// instant never keeps the server cooling for years), hotAt otherwise. A caller that finds the
+// server not hot clears dropped.
+func (p *Policy) heat(now int64, cpu int, hotAt int64, dropped bool) (bool, int64) {
+	if cpu >= p.CPU {
+		return true, now
+	}
+	if hotAt > now {
+		hotAt = now
+	}
+	return dropped && hotAt != never && uint64(now)-uint64(hotAt) < uint64(p.Cool), hotAt
 }
 
 // full reports whether both the average and the current count of calls in flight exceed capacity
 // scaled for the CPU.
-func (p *Policy) full(capacity float64, cpu int, avg float64, flying int64) bool {
+func (p *Policy) full(capacity float64, cpu int, avg float64, inFlight int64) bool {
 	limit := capacity * p.factor(cpu)
-	return avg > limit && float64(flying) > limit
+	return avg > limit && float64(inFlight) > limit
 }
 
 // Core is the pure adaptive shedder: deterministic, allocation-free after construction, not safe
@@ -116,16 +136,15 @@ func (p *Policy) full(capacity float64, cpu int, avg float64, flying int64) bool
 // A call is refused only when the server is both hot and full. Hot: cpu is at or over the
 // threshold, or it was within Cool and the core has refused since. Full: both the moving average
 // and the current count of calls in flight exceed the capacity the window shows, scaled down as
-// the CPU nears 1000 but never under Floor.
+// the CPU nears 1000 but never under MinShare.
 type Core struct {
-	p       Policy
-	win     *atomicwindow.Window[atomicwindow.Bucket]
-	flying  int64
-	avg     float64
-	hotAt   int64 // the last instant the CPU was at or over the threshold
-	hotSeen bool
-	dropped bool // refused since the server was last found cool
-	refused int64
+	p        Policy
+	win      *atomicwindow.Window[atomicwindow.Bucket]
+	inFlight int64
+	avg      float64
+	hotAt    int64 // the last instant the CPU was at or over the threshold; never if it was not
+	dropped  bool  // refused since the server was last found cool
+	refused  int64
 }
 
 // NewCore returns a shedder with an empty window opening at now.
@@ -133,42 +152,35 @@ func NewCore(p Policy, now int64) (*Core, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{p: p, win: atomicwindow.NewWindow[atomicwindow.Bucket](p.Buckets, p.Window, now)}, nil
+	win, err := atomicwindow.NewWindow[atomicwindow.Bucket](p.Buckets, p.Window, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Core{p: p, win: win, hotAt: never}, nil
 }
 
-// Ticket is a call a [Core] let through. Settle it once with Pass or Fail; the methods clear it,
-// so settling the same variable again is a no-op. The zero Ticket is settled already.
+// Ticket is a call a [Core] let through. Settle it once with Pass, Fail or Ignore, as a
+// [Promise] is settled; the methods clear it, so settling the same variable again is a no-op. The
+// zero Ticket is settled already.
 type Ticket struct {
 	c     *Core
 	start int64
 }
 
-// hot applies the hot rule at now; it may note the CPU as hot or forget an old refusal.
-func (c *Core) hot(now int64, cpu int) bool {
-	if cpu >= c.p.CPU {
-		c.hotAt, c.hotSeen = now, true
-		return true
-	}
-	if !c.dropped {
-		return false
-	}
-	if c.hotSeen && now-c.hotAt < int64(c.p.Cool) {
-		return true
-	}
-	c.dropped = false
-	return false
-}
-
 // Allow asks to start one call at now with the CPU at cpu thousandths. A reading below 0 scales
-// capacity as 0 does (not at all) and one over 1000 as 1000 does (down to Floor); any reading at
-// or over the threshold is hot.
+// capacity as 0 does (not at all) and one over 1000 as 1000 does (down to MinShare); any reading
+// at or over the threshold is hot.
 func (c *Core) Allow(now int64, cpu int) (Ticket, bool) {
-	if c.hot(now, cpu) && c.p.full(c.Capacity(now), cpu, c.avg, c.flying) {
+	hot, at := c.p.heat(now, cpu, c.hotAt, c.dropped)
+	c.hotAt = at
+	if !hot {
+		c.dropped = false
+	} else if c.p.full(c.Capacity(now), cpu, c.avg, c.inFlight) {
 		c.dropped = true
 		c.refused++
 		return Ticket{}, false
 	}
-	c.flying++
+	c.inFlight++
 	return Ticket{c: c, start: now}, true
 }
 
@@ -178,13 +190,15 @@ func (c *Core) Capacity(now int64) float64 {
 	return c.p.capacity(func(current bool, f func(atomicwindow.Bucket)) { c.win.Each(now, current, f) })
 }
 
+// leave takes a call out of flight and moves the average of calls in flight.
 func (c *Core) leave() {
-	c.flying--
-	c.avg = c.avg*c.p.Beta + float64(c.flying)*(1-c.p.Beta)
+	c.inFlight--
+	c.avg = c.avg*c.p.Beta + float64(c.inFlight)*(1-c.p.Beta)
 }
 
-// Pass settles a call that succeeded at now: it leaves flight and its response time counts toward
-// what the server has shown it can do. A now before the call started counts as a response time of 0.
+// Pass settles a call that succeeded at now: it leaves flight, moves the average of calls in
+// flight, and its response time counts toward what the server has shown it can do. A now before
+// the call started counts as a response time of 0.
 func (t *Ticket) Pass(now int64) {
 	c := t.c
 	if c == nil {
@@ -198,7 +212,8 @@ func (t *Ticket) Pass(now int64) {
 	b[fRTCount]++
 }
 
-// Fail settles a call that failed: it leaves flight and says nothing about capacity.
+// Fail settles a call that failed or overloaded: it leaves flight and moves the average of calls
+// in flight, and says nothing about capacity.
 func (t *Ticket) Fail() {
 	if c := t.c; c != nil {
 		t.c = nil
@@ -206,8 +221,17 @@ func (t *Ticket) Fail() {
 	}
 }
 
-// Flying returns how many calls are in flight.
-func (c *Core) Flying() int64 { return c.flying }
+// Ignore settles a call neutrally (the caller gave up, or the error was the caller's own): it
+// leaves flight and records nothing, neither a response time nor a move of the average.
+func (t *Ticket) Ignore() {
+	if c := t.c; c != nil {
+		t.c = nil
+		c.inFlight--
+	}
+}
+
+// InFlight returns how many calls are in flight.
+func (c *Core) InFlight() int64 { return c.inFlight }
 
 // Average returns the moving average of calls in flight.
 func (c *Core) Average() float64 { return c.avg }

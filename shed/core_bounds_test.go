@@ -24,7 +24,7 @@ func TestPolicyBucketsBound(t *testing.T) {
 		_, err := NewCore(p, 0)
 		_, err2 := New(WithPolicy(p), WithCPU(func() int { return 0 }))
 		for _, e := range []error{p.Validate(), err, err2} {
-			if !errors.Is(e, ErrInvalidPolicy) || !strings.Contains(e.Error(), "Policy.Buckets") {
+			if !errors.Is(e, ErrInvalid) || !strings.Contains(e.Error(), "Policy.Buckets") {
 				t.Fatalf("Buckets = %d: want an error naming Policy.Buckets, got %v", buckets, e)
 			}
 		}
@@ -65,19 +65,19 @@ func TestExtremeCPUReading(t *testing.T) {
 // and float64 included) with calls at any instants and any CPU readings. Either NewCore refuses
 // the policy with an error naming a field, or the core never panics, does bounded work, keeps
 // Capacity at least 1, the count in flight equal to the tickets unsettled, the average finite and
-// non-negative, and refuses only past Floor of the capacity.
+// non-negative, and refuses only past MinShare of the capacity.
 func FuzzCoreBounds(f *testing.F) {
 	d := DefaultPolicy()
-	f.Add(int64(d.Buckets), int64(d.Window), int64(d.CPU), int64(d.Latency), d.Beta, int64(d.Cool), d.Floor, int64(0), []byte{0, 0, 0, 0, 0, 65, 130, 195, 255, 255, 255, 255})
+	f.Add(int64(d.Buckets), int64(d.Window), int64(d.CPU), int64(d.Latency), d.Beta, int64(d.Cool), d.MinShare, int64(0), []byte{0, 0, 0, 0, 0, 65, 130, 195, 255, 255, 255, 255})
 	f.Add(int64(atomicwindow.MaxBuckets), int64(math.MaxInt64), int64(1), int64(math.MaxInt64), 0.0, int64(math.MaxInt64), 5e-324, int64(math.MinInt64), []byte{255, 254, 253, 3, 2, 1})
 	f.Add(int64(1), int64(1), int64(999), int64(1), math.Nextafter(1, 0), int64(0), 1.0, int64(math.MaxInt64), []byte{9, 200, 77, 140})
 	f.Add(int64(math.MaxInt64), int64(-1), int64(0), int64(0), math.NaN(), int64(-1), math.Inf(1), int64(0), []byte{1})
 	f.Fuzz(func(t *testing.T, buckets, window, cpu, latency int64, beta float64, cool int64, floor float64, start int64, data []byte) {
 		p := Policy{Buckets: clampInt(buckets), Window: time.Duration(window), CPU: clampInt(cpu),
-			Latency: time.Duration(latency), Beta: beta, Cool: time.Duration(cool), Floor: floor}
+			Latency: time.Duration(latency), Beta: beta, Cool: time.Duration(cool), MinShare: floor}
 		c, err := NewCore(p, start)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "Policy.") || p.Validate() == nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Policy.") || p.Validate() == nil {
 				t.Fatalf("NewCore(%+v): %v", p, err)
 			}
 			return
@@ -117,16 +117,16 @@ func FuzzCoreBounds(f *testing.F) {
 					t.Fatalf("step %d: Capacity(%d) = %v, want finite and >= 1 (policy %+v)", i, now, capacity, p)
 				}
 				reading := readings[int(b)%len(readings)]
-				flying := c.Flying()
+				flying := c.InFlight()
 				tk, ok := c.Allow(now, reading)
 				if ok {
 					open = append(open, tk)
-				} else if float64(flying) <= capacity*p.Floor {
-					t.Fatalf("step %d: refused at %d in flight, within Floor of capacity %v (policy %+v)", i, flying, capacity, p)
+				} else if float64(flying) <= capacity*p.MinShare {
+					t.Fatalf("step %d: refused at %d in flight, within MinShare of capacity %v (policy %+v)", i, flying, capacity, p)
 				}
 			}
-			if c.Flying() != int64(len(open)) {
-				t.Fatalf("step %d: Flying = %d with %d tickets unsettled", i, c.Flying(), len(open))
+			if c.InFlight() != int64(len(open)) {
+				t.Fatalf("step %d: InFlight = %d with %d tickets unsettled", i, c.InFlight(), len(open))
 			}
 			if a := c.Average(); !(a >= 0) || math.IsInf(a, 0) {
 				t.Fatalf("step %d: Average = %v (policy %+v)", i, a, p)

@@ -56,8 +56,8 @@ func TestSpikeWithNothingInFlight(t *testing.T) {
 
 func TestDeepQueueAtLowCPU(t *testing.T) {
 	c, _ := loaded(t, 1000, 100)
-	if c.Flying() != 900 || c.Average() < 50 {
-		t.Fatalf("setup: flying %d average %v", c.Flying(), c.Average())
+	if c.InFlight() != 900 || c.Average() < 50 {
+		t.Fatalf("setup: flying %d average %v", c.InFlight(), c.Average())
 	}
 	for _, cpu := range []int{0, 500, 899} {
 		if _, ok := c.Allow(150*ms, cpu); !ok {
@@ -71,7 +71,7 @@ func TestHotAndFullRefuses(t *testing.T) {
 	if _, ok := c.Allow(150*ms, 900); ok {
 		t.Fatal("admitted while hot and full")
 	}
-	// 950 thousandths halves the capacity: 25. Flying at 30 with the average over it is full.
+	// 950 thousandths halves the capacity: 25. In flight at 30 with the average over it is full.
 	c2, _ := loaded(t, 60, 30) // 30 in flight, average ~28
 	if _, ok := c2.Allow(150*ms, 900); !ok {
 		t.Fatalf("refused at 30 in flight against a capacity of 50 (average %v)", c2.Average())
@@ -111,25 +111,25 @@ func TestCooling(t *testing.T) {
 	}
 }
 
-// TestFloor: at 100% CPU the factor is 0, held at the floor: the server keeps admitting a tenth of
+// TestMinShare: at 100% CPU the factor is 0, held at MinShare: the server keeps admitting a tenth of
 // its capacity of 50, and refuses only past it.
-func TestFloor(t *testing.T) {
+func TestMinShare(t *testing.T) {
 	c, _ := loaded(t, 0, 0)
 	now := 150 * ms // every second admitted call stays in flight
 	for step := 0; step < 100; step++ {
 		a, ok1 := c.Allow(now, 1000)
 		b, ok2 := c.Allow(now, 1000)
 		if !ok1 || !ok2 {
-			if c.Flying() <= 5 {
-				t.Fatalf("refused with %d in flight, under the floor of 5", c.Flying())
+			if c.InFlight() <= 5 {
+				t.Fatalf("refused with %d in flight, under MinShare of 5", c.InFlight())
 			}
-			t.Logf("first refusal at %d in flight, average %.2f", c.Flying(), c.Average())
+			t.Logf("first refusal at %d in flight, average %.2f", c.InFlight(), c.Average())
 			return
 		}
 		a.Fail()
 		_ = b
 	}
-	t.Fatalf("never refused at 100%% CPU with %d in flight", c.Flying())
+	t.Fatalf("never refused at 100%% CPU with %d in flight", c.InFlight())
 }
 
 func TestTicketSettlesOnce(t *testing.T) {
@@ -138,16 +138,41 @@ func TestTicketSettlesOnce(t *testing.T) {
 	tk.Pass(10 * ms)
 	tk.Pass(20 * ms)
 	tk.Fail()
+	tk.Ignore()
 	var zero Ticket
 	zero.Pass(0)
 	zero.Fail()
-	if c.Flying() != 0 {
-		t.Fatalf("Flying = %d after one ticket settled three times", c.Flying())
+	zero.Ignore()
+	if c.InFlight() != 0 {
+		t.Fatalf("InFlight = %d after one ticket settled three times", c.InFlight())
 	}
 	back, _ := c.Allow(100*ms, 0)
 	back.Pass(0) // a clock before the start: response time 0, never negative
-	if c.Flying() != 0 {
+	if c.InFlight() != 0 {
 		t.Fatal("a backwards settle corrupted flight")
+	}
+}
+
+// TestTicketVerbs: Pass leaves flight, moves the average and counts a response time; Fail leaves
+// flight and moves the average; Ignore only leaves flight.
+func TestTicketVerbs(t *testing.T) {
+	c, _ := NewCore(DefaultPolicy(), 0)
+	var tk [4]Ticket
+	for i := range tk {
+		tk[i], _ = c.Allow(0, 0)
+	}
+	tk[0].Ignore()
+	if c.InFlight() != 3 || c.Average() != 0 || c.Capacity(200*ms) != 10 {
+		t.Fatalf("after Ignore: in flight %d, average %v, capacity %v; want 3, 0, the idle 10", c.InFlight(), c.Average(), c.Capacity(200*ms))
+	}
+	tk[1].Fail()
+	if c.InFlight() != 2 || c.Average() == 0 || c.Capacity(200*ms) != 10 {
+		t.Fatalf("after Fail: in flight %d, average %v, capacity %v; want 2, moved, 10", c.InFlight(), c.Average(), c.Capacity(200*ms))
+	}
+	avg := c.Average()
+	tk[2].Pass(50 * ms)
+	if c.InFlight() != 1 || c.Average() == avg || c.Capacity(200*ms) != 1 {
+		t.Fatalf("after Pass: in flight %d, average %v, capacity %v; want 1, moved, 1 (1 pass of 50 ms per 100 ms)", c.InFlight(), c.Average(), c.Capacity(200*ms))
 	}
 }
 
@@ -163,20 +188,20 @@ func TestPolicyErrors(t *testing.T) {
 		{"Policy.Latency", func(p *Policy) { p.Latency = 0 }},
 		{"Policy.Beta", func(p *Policy) { p.Beta = 1 }},
 		{"Policy.Cool", func(p *Policy) { p.Cool = -1 }},
-		{"Policy.Floor", func(p *Policy) { p.Floor = 0 }},
+		{"Policy.MinShare", func(p *Policy) { p.MinShare = 0 }},
 	} {
 		p := DefaultPolicy()
 		c.edit(&p)
 		_, err := NewCore(p, 0)
 		_, err2 := New(WithPolicy(p), WithCPU(func() int { return 0 }))
 		for _, e := range []error{err, err2} {
-			if !errors.Is(e, ErrInvalidPolicy) || !strings.Contains(e.Error(), c.field) {
+			if !errors.Is(e, ErrInvalid) || !strings.Contains(e.Error(), c.field) {
 				t.Errorf("want an error naming %s, got %v", c.field, e)
 			}
 		}
 	}
 	for name, o := range map[string]Option{"WithClock": WithClock(nil), "WithCPU": WithCPU(nil), "WithSampleEvery": WithSampleEvery(6), "WithRefresh": WithRefresh(-1)} {
-		if _, err := New(o); !errors.Is(err, ErrInvalidPolicy) {
+		if _, err := New(o); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -25,7 +25,7 @@ func ExampleCore_Allow() {
 		queue = append(queue, t)
 	}
 	queue[0].Fail() // a settle moves the average of calls in flight
-	fmt.Println("40 queued at 30% CPU: nothing refused, in flight", core.Flying())
+	fmt.Println("40 queued at 30% CPU: nothing refused, in flight", core.InFlight())
 	queue[1].Fail()
 	_, ok = core.Allow(110*ms, 950)
 	fmt.Println("40 queued at 95% CPU, admitted:", ok)

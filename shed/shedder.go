@@ -1,18 +1,21 @@
 package shed
 
 import (
-	"errors"
+	"context"
 	"math"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/internal/clock"
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
-// ErrOverloaded is a shedder's refusal: allocation-free, matched with errors.Is.
-var ErrOverloaded = errors.New("shed: server overloaded")
+// ErrOverloaded is a shedder's refusal: allocation-free, matched with errors.Is, and matching
+// ward.ErrRefused too. It carries no wait: a shedder does not know when a call will finish.
+var ErrOverloaded = contract.Refusal("shed: server overloaded")
 
 // Shedder is the adaptive shedder of [Core], safe for any number of goroutines: it refuses a
 // call only when the server is both hot (CPU) and full (calls in flight over what the window shows
@@ -45,42 +48,67 @@ var ErrOverloaded = errors.New("shed: server overloaded")
 // build one with [New]; [Shedder.Stop] ends the CPU sampler it started, if any.
 type Shedder struct {
 	_ stripe.NoCopy
-	_ [stripe.CacheLine]byte
+	_ [stripe.CacheLine]byte // keep the average off whatever precedes the shedder in memory
+	shedderAvg
+	_ [avgPad]byte
+	shedderShared
+	_ [sharedPad]byte
+	shedderCold
+	_ [coldPad]byte
+}
 
+// shedderAvg is moved by every timed settle: a line of its own.
+type shedderAvg struct {
 	avg atomic.Uint64 // float64 bits, moved by CAS as timed calls settle
-	_   [stripe.CacheLine - 8]byte
+}
 
+// shedderShared is read by every Allow and written rarely.
+type shedderShared struct {
 	capacity   atomic.Uint64 // cached, float64 bits
 	next       atomic.Int64  // when the cache is due a refresh
 	seen       clock.Coarse  // the latest clock reading
-	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; math.MinInt64: never
+	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; never if it was not
 	dropped    atomic.Bool   // refused since last found cool
 	refreshing atomic.Int32
-	_          [stripe.CacheLine - 40]byte
-
-	p       Policy
-	win     *atomicwindow.Striped
-	clock   func() int64
-	cpu     func() int
-	sampler *CPU // the sampler New started, if it did
-	every   int64
-	beta    float64 // Policy.Beta to the power every: the average moves on timed settles only
-	refresh int64
-	gran    int64
-	flying  flight
-	refused clock.Refusals
 }
+
+// shedderCold is set at construction and only read after (the per-P tables inside are written
+// row by row, each row on lines of its own).
+type shedderCold struct {
+	p        Policy
+	win      *atomicwindow.Striped
+	clock    func() int64
+	cpu      func() int
+	own      func(error) bool // WithOwnError
+	fail     func(error) bool // WithFailure
+	sampler  *CPU             // the sampler New started, if it did
+	every    int64
+	beta     float64 // Policy.Beta to the power every: the average moves on timed settles only
+	refresh  int64
+	gran     int64
+	inFlight flight
+	refused  clock.Refusals
+}
+
+// The pads round each group up to whole cache lines, sized from the group itself.
+const (
+	avgPad    = (stripe.CacheLine - unsafe.Sizeof(shedderAvg{})%stripe.CacheLine) % stripe.CacheLine
+	sharedPad = (stripe.CacheLine - unsafe.Sizeof(shedderShared{})%stripe.CacheLine) % stripe.CacheLine
+	coldPad   = (stripe.CacheLine - unsafe.Sizeof(shedderCold{})%stripe.CacheLine) % stripe.CacheLine
+)
 
 // DefaultSampleEvery is how many admitted calls share one timed call by default.
 const DefaultSampleEvery = 8
 
-// Option configures a [Shedder].
+// Option configures a [Shedder]. A nil Option is an error.
 type Option func(*config) error
 
 type config struct {
 	policy  Policy
 	clock   func() int64
 	cpu     func() int
+	own     func(error) bool
+	fail    func(error) bool
 	every   int
 	refresh time.Duration
 	set     bool
@@ -89,11 +117,12 @@ type config struct {
 // WithPolicy sets the policy (default [DefaultPolicy]).
 func WithPolicy(p Policy) Option { return func(c *config) error { c.policy = p; return nil } }
 
-// WithClock replaces the clock: nanoseconds from any monotonic origin. For tests.
+// WithClock replaces the clock: nanoseconds from any monotonic origin (default: ward's monotonic
+// clock). [Shedder.Now] reads it. A nil clock is an error.
 func WithClock(now func() int64) Option {
 	return func(c *config) error {
 		if now == nil {
-			return invalid("WithClock", "nil", "a clock")
+			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
 		}
 		c.clock = now
 		return nil
@@ -106,9 +135,35 @@ func WithClock(now func() int64) Option {
 func WithCPU(read func() int) Option {
 	return func(c *config) error {
 		if read == nil {
-			return invalid("WithCPU", "nil", "a reading")
+			return contract.Field(ErrInvalid, "WithCPU", "nil", "a reading")
 		}
 		c.cpu = read
+		return nil
+	}
+}
+
+// WithOwnError says which errors of fn, in [Shedder.Do], are the caller's own (a not found, a
+// validation error): the server did the work, so they settle as a pass and their response time
+// counts toward capacity. A nil predicate is an error.
+func WithOwnError(own func(error) bool) Option {
+	return func(c *config) error {
+		if own == nil {
+			return contract.Field(ErrInvalid, "WithOwnError", "nil", "a predicate")
+		}
+		c.own = own
+		return nil
+	}
+}
+
+// WithFailure says which errors of fn, in [Shedder.Do], are overloads besides
+// context.DeadlineExceeded: an error it accepts settles as a failure even if [WithOwnError]
+// accepts it too. A nil predicate is an error.
+func WithFailure(fail func(error) bool) Option {
+	return func(c *config) error {
+		if fail == nil {
+			return contract.Field(ErrInvalid, "WithFailure", "nil", "a predicate")
+		}
+		c.fail = fail
 		return nil
 	}
 }
@@ -117,7 +172,7 @@ func WithCPU(read func() int) Option {
 func WithSampleEvery(n int) Option {
 	return func(c *config) error {
 		if n < 1 || n > 1024 || n&(n-1) != 0 {
-			return invalid("WithSampleEvery", n, "a power of two in [1, 1024]")
+			return contract.Field(ErrInvalid, "WithSampleEvery", n, "a power of two in [1, 1024]")
 		}
 		c.every = n
 		return nil
@@ -130,7 +185,7 @@ func WithSampleEvery(n int) Option {
 func WithRefresh(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return invalid("WithRefresh", d, ">= 0")
+			return contract.Field(ErrInvalid, "WithRefresh", d, ">= 0")
 		}
 		c.refresh, c.set = d, true
 		return nil
@@ -140,10 +195,8 @@ func WithRefresh(d time.Duration) Option {
 // New returns a shedder with an empty window.
 func New(opts ...Option) (*Shedder, error) {
 	c := config{policy: DefaultPolicy(), clock: clock.Now, every: DefaultSampleEvery}
-	for _, o := range opts {
-		if err := o(&c); err != nil {
-			return nil, err
-		}
+	if err := contract.Apply(ErrInvalid, &c, opts); err != nil {
+		return nil, err
 	}
 	if err := c.policy.Validate(); err != nil {
 		return nil, err
@@ -153,17 +206,23 @@ func New(opts ...Option) (*Shedder, error) {
 		c.refresh = clock.Refresh(width)
 	}
 	now := c.clock()
-	s := &Shedder{
+	win, err := atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, fields, now)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shedder{shedderCold: shedderCold{
 		p:       c.policy,
-		win:     atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, 3, now),
+		win:     win,
 		clock:   c.clock,
 		cpu:     c.cpu,
+		own:     c.own,
+		fail:    c.fail,
 		every:   int64(c.every),
 		refresh: int64(c.refresh),
 		gran:    clock.Granularity(width),
 		beta:    math.Pow(c.policy.Beta, float64(c.every)),
-	}
-	s.flying.init()
+	}}
+	s.inFlight.init()
 	s.refused.Init()
 	if s.cpu == nil {
 		s.sampler = NewCPU()
@@ -171,9 +230,13 @@ func New(opts ...Option) (*Shedder, error) {
 	}
 	s.seen.Store(now)
 	s.next.Store(now)
-	s.hotAt.Store(math.MinInt64)
+	s.hotAt.Store(never)
 	return s, nil
 }
+
+// Now returns the instant the shedder decides at, in nanoseconds of its clock: ward's monotonic
+// clock, or the one given [WithClock].
+func (s *Shedder) Now() int64 { return s.clock() }
 
 // Stop ends the CPU sampler New started (none if WithCPU was given). The shedder still works; a
 // later Allow starts the sampler again.
@@ -183,9 +246,9 @@ func (s *Shedder) Stop() {
 	}
 }
 
-// Promise is a call the shedder let through. Settle it once with Pass or Fail, through the
-// variable Allow returned: the methods clear it, so settling it again is a no-op. The zero Promise
-// is settled already.
+// Promise is a call the shedder let through. Settle it once with Pass, Fail or Ignore, through
+// the variable Allow returned: the methods clear it, so settling it again is a no-op. The zero
+// Promise is settled already.
 type Promise struct {
 	s     *Shedder
 	start int64
@@ -199,22 +262,39 @@ func (s *Shedder) now() int64 {
 	return s.seen.Load()
 }
 
-// hot applies the hot rule at now.
+// hot applies the hot rule ([Policy.heat]) at now, storing what it changes.
 func (s *Shedder) hot(now int64, cpu int) bool {
-	if cpu >= s.p.CPU {
-		if s.hotAt.Load() != now {
-			s.hotAt.Store(now)
-		}
-		return true
+	at, dropped := s.hotAt.Load(), s.dropped.Load()
+	hot, moved := s.p.heat(now, cpu, at, dropped)
+	if moved != at {
+		s.hotAt.Store(moved)
 	}
-	if !s.dropped.Load() {
+	if !hot && dropped {
+		s.dropped.Store(false)
+	}
+	return hot
+}
+
+// observe stores a clock reading: as the latest reading if it is one, or pulling the reading back
+// to it if the clock jumped back.
+func (s *Shedder) observe(now int64) {
+	if !s.pullBack(now) {
+		s.seen.Observe(now, s.gran)
+	}
+}
+
+// pullBack reports whether now lies more than a window before the latest reading (the clock
+// jumped back, or a far-future instant was read before), and if so pulls the reading and the
+// refresh due back to now: without it, Allow would go on deciding at the far-future instant and
+// the cache would never refresh.
+func (s *Shedder) pullBack(now int64) bool {
+	seen := s.seen.Load()
+	if now >= seen || uint64(seen)-uint64(now) <= uint64(s.p.Window) {
 		return false
 	}
-	if at := s.hotAt.Load(); at != math.MinInt64 && now-at < int64(s.p.Cool) {
-		return true
-	}
-	s.dropped.Store(false)
-	return false
+	s.seen.Store(now)
+	s.next.Store(now)
+	return true
 }
 
 // Allow asks to start one call. It returns a promise to settle once the call has finished, or
@@ -226,23 +306,27 @@ func (s *Shedder) Allow() (Promise, error) {
 			return Promise{}, ErrOverloaded
 		}
 		// A paced clock read (see the type's doc): if time has moved since the reading this
-		// refusal was decided on, decide again at the fresh instant, so that a cool-down ends and
-		// the capacity refreshes even when every call is refused.
+		// refusal was decided on (or jumped far back), decide again at the fresh instant, so that
+		// a cool-down ends and the capacity refreshes even when every call is refused.
 		fresh := s.clock()
-		s.seen.Observe(fresh, s.gran)
-		if fresh <= now || s.refuses(fresh, cpu) {
+		moved := s.pullBack(fresh)
+		if !moved {
+			s.seen.Observe(fresh, s.gran)
+			moved = fresh > now
+		}
+		if !moved || s.refuses(fresh, cpu) {
 			return Promise{}, ErrOverloaded
 		}
 		s.refused.Undo()
 	}
-	if tick := s.flying.enter(); s.every > 1 && tick&(s.every-1) != 0 {
+	if tick := s.inFlight.enter(); s.every > 1 && tick&(s.every-1) != 0 {
 		return Promise{s: s}, nil
 	}
 	if s.refresh == 0 {
 		return Promise{s: s, start: now, timed: true}, nil
 	}
 	start := s.clock()
-	s.seen.Observe(start, s.gran)
+	s.observe(start)
 	return Promise{s: s, start: start, timed: true}, nil
 }
 
@@ -256,7 +340,7 @@ func (s *Shedder) refuses(now int64, cpu int) bool {
 		s.fold(now)
 	}
 	avg := math.Float64frombits(s.avg.Load())
-	if !s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.flying.load()) {
+	if !s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.inFlight.load()) {
 		return false
 	}
 	if !s.dropped.Load() {
@@ -281,11 +365,11 @@ func (s *Shedder) capacityAt(now int64) float64 {
 
 // leave takes a settled call out of flight; a timed one moves the average.
 func (s *Shedder) leave(timed bool) {
-	s.flying.exit()
+	s.inFlight.exit()
 	if !timed {
 		return
 	}
-	n := float64(s.flying.load())
+	n := float64(s.inFlight.load())
 	for {
 		old := s.avg.Load()
 		avg := math.Float64frombits(old)*s.beta + n*(1-s.beta)
@@ -308,11 +392,12 @@ func (p *Promise) Pass() {
 		return
 	}
 	now := s.clock()
-	s.seen.Observe(now, s.gran)
+	s.observe(now)
 	s.win.AddAll(now, atomicwindow.Bucket{fPasses: 1, fRTSum: max(now-p.start, 0), fRTCount: 1})
 }
 
-// Fail settles a call that failed: it leaves flight and says nothing about capacity.
+// Fail settles a call that failed or overloaded: it leaves flight (a timed call moves the average
+// of calls in flight) and says nothing about capacity.
 func (p *Promise) Fail() {
 	if s := p.s; s != nil {
 		p.s = nil
@@ -320,9 +405,44 @@ func (p *Promise) Fail() {
 	}
 }
 
+// Ignore settles a call neutrally (the caller gave up, or the error was the caller's own and
+// WithOwnError is not used): it leaves flight and records nothing, neither a response time nor a
+// move of the average of calls in flight.
+func (p *Promise) Ignore() {
+	if s := p.s; s != nil {
+		p.s = nil
+		s.inFlight.exit()
+	}
+}
+
+// Do runs fn if the shedder admits it, settles the call by fn's error and returns that error
+// unchanged. A refusal returns [ErrOverloaded] without calling fn.
+//
+// fn's error settles as ward's one classification says ([contract.Classify]): nil passes; the
+// caller's own cancellation (context.Canceled while ctx is done) is ignored; context.
+// DeadlineExceeded and errors [WithFailure] accepts fail; errors [WithOwnError] accepts pass (the
+// server did the work: its response time counts toward capacity); any other error fails, as
+// [Promise.Fail] does (it leaves flight and says nothing about capacity). A panicking fn settles
+// as a failure and the panic continues.
+func (s *Shedder) Do(ctx context.Context, fn func(context.Context) error) error {
+	p, err := s.Allow()
+	if err != nil {
+		return err
+	}
+	defer p.Fail() // a no-op once settled; a failure if fn panics
+	err = fn(ctx)
+	switch contract.Classify(ctx, err, s.own, s.fail, contract.Pass, contract.Fail) {
+	case contract.Pass:
+		p.Pass()
+	case contract.Ignore:
+		p.Ignore()
+	}
+	return err
+}
+
 // Snapshot is a shedder's state for dashboards.
 type Snapshot struct {
-	Flying   int64   // calls in flight
+	InFlight int64   // calls in flight
 	Average  float64 // the moving average of calls in flight
 	Capacity float64 // calls in flight the window shows the server can carry, before CPU scaling
 	CPU      int     // the latest CPU reading, thousandths (-1: unknown)
@@ -338,12 +458,9 @@ func (s *Shedder) Snapshot() Snapshot {
 	if s.sampler == nil || s.sampler.state.Load() == 1 {
 		cpu = s.cpu()
 	}
-	hot := cpu >= s.p.CPU
-	if at := s.hotAt.Load(); !hot && s.dropped.Load() && at != math.MinInt64 && now-at < int64(s.p.Cool) {
-		hot = true
-	}
+	hot, _ := s.p.heat(now, cpu, s.hotAt.Load(), s.dropped.Load())
 	return Snapshot{
-		Flying:   s.flying.load(),
+		InFlight: s.inFlight.load(),
 		Average:  math.Float64frombits(s.avg.Load()),
 		Capacity: s.capacityAt(now),
 		CPU:      cpu,

@@ -1,11 +1,17 @@
 package shed
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardgo/ward"
+	"github.com/wardgo/ward/internal/clock"
 )
 
 // differential drives a Core and a Shedder (refresh on every call, every call timed) with the
@@ -22,30 +28,34 @@ func differential(t *testing.T, data []byte) {
 	for i := 0; i+2 < len(data); i += 3 {
 		now += (int64(data[i]) - 16) * int64(10*time.Millisecond) // sometimes backwards
 		cpu = int(data[i+2]) * 4                                  // 0-1020
-		switch a := data[i+1] % 4; {
+		switch a := data[i+1] % 5; {
 		case a <= 1 || len(ct) == 0:
 			tk, want := core.Allow(now, cpu)
 			pr, err := s.Allow()
 			if got := err == nil; got != want {
 				t.Fatalf("step %d at %d cpu %d: shedder admitted %v, core %v (flying %d, avg %v, capacity %v)",
-					i/3, now, cpu, got, want, core.Flying(), core.Average(), core.Capacity(now))
+					i/3, now, cpu, got, want, core.InFlight(), core.Average(), core.Capacity(now))
 			}
 			if want {
 				ct, sp = append(ct, tk), append(sp, pr)
 			}
 		default:
 			k := int(data[i]) % len(ct)
-			if a == 2 {
+			switch a {
+			case 2:
 				ct[k].Pass(now)
 				sp[k].Pass()
-			} else {
+			case 3:
 				ct[k].Fail()
 				sp[k].Fail()
+			default:
+				ct[k].Ignore()
+				sp[k].Ignore()
 			}
 			ct, sp = append(ct[:k], ct[k+1:]...), append(sp[:k], sp[k+1:]...)
 		}
-		if s.flying.load() != core.Flying() || math.Float64frombits(s.avg.Load()) != core.Average() {
-			t.Fatalf("step %d: shedder flying %d avg %v, core %d %v", i/3, s.flying.load(), math.Float64frombits(s.avg.Load()), core.Flying(), core.Average())
+		if s.inFlight.load() != core.InFlight() || math.Float64frombits(s.avg.Load()) != core.Average() {
+			t.Fatalf("step %d: shedder flying %d avg %v, core %d %v", i/3, s.inFlight.load(), math.Float64frombits(s.avg.Load()), core.InFlight(), core.Average())
 		}
 		if g, w := s.capacityAt(now), core.Capacity(now); g != w {
 			t.Fatalf("step %d: capacity %v, core %v", i/3, g, w)
@@ -102,7 +112,7 @@ func TestAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { _, _ = s.Allow() }); a != 0 {
 		t.Fatalf("a refusal allocates %v", a)
 	}
-	if snap := s.Snapshot(); !snap.Hot || snap.Refused < 1000 || snap.Flying != 900 || snap.CPU != 1000 {
+	if snap := s.Snapshot(); !snap.Hot || snap.Refused < 1000 || snap.InFlight != 900 || snap.CPU != 1000 {
 		t.Fatalf("snapshot %+v", snap)
 	}
 }
@@ -133,7 +143,183 @@ func TestStress(t *testing.T) {
 	}
 	start.Done()
 	done.Wait()
-	if f := s.flying.load(); f != 0 {
+	if f := s.inFlight.load(); f != 0 {
 		t.Fatalf("flying %d after every promise settled", f)
 	}
 }
+
+// TestDoClassification: Do settles fn's error by the one classification. Pass counts toward
+// capacity (one more pass in the bucket); Fail and Ignore leave flight without a pass; Fail moves
+// the average of calls in flight, Ignore does not.
+func TestDoClassification(t *testing.T) {
+	errNotFound := errors.New("not found")
+	errOverload := errors.New("overloaded")
+	errOther := errors.New("backend down")
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	const pass, fail, ignore = "pass", "fail", "ignore"
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"nil", context.Background(), nil, pass},
+		{"caller cancelled", canceled, context.Canceled, ignore},
+		{"canceled, ctx alive", context.Background(), context.Canceled, fail},
+		{"deadline", context.Background(), context.DeadlineExceeded, fail},
+		{"own", context.Background(), errNotFound, pass},
+		{"WithFailure", context.Background(), errOverload, fail},
+		{"own and WithFailure", context.Background(), errors.Join(errNotFound, errOverload), fail},
+		{"other", context.Background(), errOther, fail},
+	} {
+		now := int64(0)
+		s, err := New(WithClock(func() int64 { return now }), WithCPU(func() int { return 0 }), WithRefresh(0), WithSampleEvery(1),
+			WithOwnError(func(err error) bool { return errors.Is(err, errNotFound) }),
+			WithFailure(func(err error) bool { return errors.Is(err, errOverload) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, _ := s.Allow() // one call stays in flight, so a settle that moves the average shows
+		err = s.Do(c.ctx, func(ctx context.Context) error {
+			if ctx != c.ctx {
+				t.Errorf("%s: fn was not handed Do's context", c.name)
+			}
+			now += 50 * int64(time.Millisecond)
+			return c.err
+		})
+		if err != c.err {
+			t.Errorf("%s: Do returned %v, want fn's error %v unchanged", c.name, err, c.err)
+		}
+		now = 200 * int64(time.Millisecond)
+		got := ignore
+		switch {
+		case s.Snapshot().InFlight != 1:
+			got = fmt.Sprintf("in flight %d", s.Snapshot().InFlight)
+		case s.capacityAt(now) == 1: // one pass of 50 ms in a 100 ms bucket (idle: 10)
+			got = pass
+		case math.Float64frombits(s.avg.Load()) != 0:
+			got = fail
+		}
+		if got != c.want {
+			t.Errorf("%s: settled as %s, want %s", c.name, got, c.want)
+		}
+		held.Pass()
+	}
+}
+
+// TestDoPanicsAndRefusals: a panicking fn settles as a failure (it leaves flight) and the panic
+// continues; a refusal returns ErrOverloaded, matching ward.ErrRefused with no wait, without
+// calling fn and without allocating.
+func TestDoPanicsAndRefusals(t *testing.T) {
+	cpu := 0
+	s, _ := New(WithCPU(func() int { return cpu }), WithRefresh(0), WithSampleEvery(1))
+	ctx := context.Background()
+	func() {
+		defer func() {
+			if recover() != "boom" {
+				t.Fatal("the panic did not continue")
+			}
+		}()
+		_ = s.Do(ctx, func(context.Context) error { panic("boom") })
+	}()
+	if n := s.Snapshot().InFlight; n != 0 {
+		t.Fatalf("a panicking fn left %d in flight", n)
+	}
+	var held []Promise
+	for i := 0; i < 100; i++ {
+		p, _ := s.Allow()
+		held = append(held, p)
+		if i%10 == 0 {
+			held[0].Fail()
+			held = held[1:]
+		}
+	}
+	cpu = 1000
+	err := s.Do(ctx, func(context.Context) error { t.Fatal("fn ran on a refusal"); return nil })
+	if !errors.Is(err, ErrOverloaded) || !errors.Is(err, ward.ErrRefused) {
+		t.Fatalf("refusal: %v, want ErrOverloaded matching ward.ErrRefused", err)
+	}
+	if _, ok := ward.RetryAfter(err); ok {
+		t.Fatal("a shedder's refusal carries a wait it cannot know")
+	}
+	if a := testing.AllocsPerRun(100, func() { _ = s.Do(ctx, func(context.Context) error { return nil }) }); a != 0 {
+		t.Fatalf("a refused Do allocates %v", a)
+	}
+}
+
+// TestPromiseVerbs: each verb settles once; settling again, or a zero Promise, is a no-op. Ignore
+// leaves flight and moves neither the average nor capacity.
+func TestPromiseVerbs(t *testing.T) {
+	now := int64(0)
+	s, _ := New(WithClock(func() int64 { return now }), WithCPU(func() int { return 0 }), WithRefresh(0), WithSampleEvery(1))
+	held, _ := s.Allow()
+	for _, settle := range []func(*Promise){(*Promise).Ignore, (*Promise).Pass, (*Promise).Fail} {
+		p, _ := s.Allow()
+		settle(&p)
+		p.Pass()
+		p.Fail()
+		p.Ignore()
+		if n := s.Snapshot().InFlight; n != 1 {
+			t.Fatalf("in flight %d after settling one call four times, want 1", n)
+		}
+	}
+	var zero Promise
+	zero.Pass()
+	zero.Fail()
+	zero.Ignore()
+	held.Ignore()
+	if n := s.Snapshot().InFlight; n != 0 {
+		t.Fatalf("in flight %d, want 0", n)
+	}
+	// Ignore alone moves nothing
+	fresh, _ := New(WithClock(func() int64 { return now }), WithCPU(func() int { return 0 }), WithRefresh(0), WithSampleEvery(1))
+	other, _ := fresh.Allow()
+	p, _ := fresh.Allow()
+	now += int64(50 * time.Millisecond)
+	p.Ignore()
+	now += int64(200 * time.Millisecond)
+	if snap := fresh.Snapshot(); snap.Average != 0 || snap.Capacity != 10 || snap.InFlight != 1 {
+		t.Fatalf("after Ignore: %+v, want average 0, the idle capacity 10, 1 in flight", snap)
+	}
+	other.Fail()
+}
+
+func TestNow(t *testing.T) {
+	now := int64(777)
+	s, _ := New(WithClock(func() int64 { return now }), WithCPU(func() int { return 0 }))
+	if s.Now() != 777 {
+		t.Fatalf("Now() = %d, want the clock's 777", s.Now())
+	}
+	now = -5
+	if s.Now() != -5 {
+		t.Fatalf("Now() = %d, want -5", s.Now())
+	}
+	d, _ := New(WithCPU(func() int { return 0 }))
+	if a, n := clock.Now(), d.Now(); n < a || n-a > int64(time.Hour) {
+		t.Fatalf("a default shedder's Now() = %d, ward's clock read %d", n, a)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	for name, o := range map[string]Option{
+		"WithRefresh":     WithRefresh(-1),
+		"WithClock":       WithClock(nil),
+		"WithCPU":         WithCPU(nil),
+		"WithSampleEvery": WithSampleEvery(3),
+		"WithOwnError":    WithOwnError(nil),
+		"WithFailure":     WithFailure(nil),
+		"option 1":        nil,
+	} {
+		_, err := New(WithCPU(func() int { return 0 }), o)
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ward.ErrInvalid) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: New = %v, want ErrInvalid naming it", name, err)
+		}
+	}
+}
+
+// The contract, checked at compile time.
+var (
+	_ ward.Guard  = (*Shedder)(nil)
+	_ ward.Handle = (*Promise)(nil)
+)

@@ -49,7 +49,7 @@ func overload(t *testing.T, seed uint64, capacity int, base time.Duration) overl
 		f := min(float64(now)/float64(ramp), 1)
 		return throughput * (0.5 + 2.5*f)
 	}
-	cpu := func() int { return min(1000, int(1000*float64(c.Flying())/float64(capacity))) }
+	cpu := func() int { return min(1000, int(1000*float64(c.InFlight())/float64(capacity))) }
 	var q completions
 	var res overloadResult
 	var offered, refused, completed int64
@@ -79,7 +79,7 @@ func overload(t *testing.T, seed uint64, capacity int, base time.Duration) overl
 		if inLast {
 			offered++
 		}
-		seenSum += c.Flying()
+		seenSum += c.InFlight()
 		seenN++
 		cur := cpu()
 		tk, ok := c.Allow(now, cur)
@@ -89,7 +89,7 @@ func overload(t *testing.T, seed uint64, capacity int, base time.Duration) overl
 			}
 			continue
 		}
-		f := c.Flying()
+		f := c.InFlight()
 		if rate(now) >= throughput && cur >= DefaultPolicy().CPU {
 			res.spike = max(res.spike, float64(f)/c.Capacity(now))
 		}

@@ -38,7 +38,8 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 	check(t, err)
 	fails, err := failurewindow.New(5, time.Minute)
 	check(t, err)
-	striped := atomicwindow.NewStriped(8, time.Hour, 2, 0)
+	striped, err := atomicwindow.NewStriped(8, time.Hour, 2, 0)
+	check(t, err)
 	batch := atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Max)
 
 	var limiterRefused, shedRefused, brkRefused atomic.Int64
@@ -85,7 +86,7 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 		if ok, _ := fails.Admit(k); ok && i%5 == 0 {
 			fails.Record(k)
 		}
-		striped.Add2(1, 0, 1, 1, 2)
+		striped.AddAll(1, atomicwindow.Bucket{1, 2})
 		batch.Add(atomicwindow.Bucket{1, int64(i)})
 	}
 
@@ -110,8 +111,8 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 	if got, want := limiter.Snapshot().Refused, limiterRefused.Load(); got != want {
 		t.Errorf("adaptive: Refused = %d, callers saw %d", got, want)
 	}
-	if n := shd.Snapshot().Flying; n != 0 {
-		t.Errorf("shed: Flying = %d with nothing running", n)
+	if n := shd.Snapshot().InFlight; n != 0 {
+		t.Errorf("shed: InFlight = %d with nothing running", n)
 	}
 	if got, want := shd.Snapshot().Refused, shedRefused.Load(); got != want {
 		t.Errorf("shed: Refused = %d, callers saw %d", got, want)
