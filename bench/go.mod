@@ -9,6 +9,7 @@ tool golang.org/x/perf/cmd/benchstat
 require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/go-kratos/aegis v0.2.0
+	github.com/jackc/puddle/v2 v2.2.3
 	github.com/platinummonkey/go-concurrency-limits v0.8.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/wardgo/ward v0.0.0-00010101000000-000000000000
@@ -38,6 +39,7 @@ require (
 	go.opentelemetry.io/otel v1.40.0 // indirect
 	go.opentelemetry.io/otel/trace v1.40.0 // indirect
 	go.uber.org/automaxprocs v1.6.0 // indirect
+	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )

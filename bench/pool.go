@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/puddle/v2"
+
+	"github.com/wardgo/ward/pool"
+)
+
+// Conn is the resource the pool benchmarks lend: a pointer, as a connection handle is.
+type Conn struct{ id int }
+
+// Borrow is one pool under test: acquire, use, give back.
+type Borrow func(ctx context.Context) (release func(), err error)
+
+// PoolImpls returns the pools compared, each of size: ward's pool.Pool and pgx's puddle/v2.
+// vitess's smartconnpool is not among them: it imports vitess's servenv, log and vterrors, and
+// through them most of the vitess module's 270 requirements.
+func PoolImpls(size int) map[string]func() (Borrow, func()) {
+	open := func(context.Context) (*Conn, error) { return &Conn{}, nil }
+	return map[string]func() (Borrow, func()){
+		"ward": func() (Borrow, func()) {
+			l := pool.DefaultLimits()
+			l.Size, l.Idle = size, size
+			p, err := pool.New(open, func(*Conn) {}, l)
+			if err != nil {
+				panic(err)
+			}
+			return func(ctx context.Context) (func(), error) {
+				c, err := p.Acquire(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return func() { p.Release(c) }, nil
+			}, p.Close
+		},
+		"puddle": func() (Borrow, func()) {
+			p, err := puddle.NewPool(&puddle.Config[*Conn]{
+				Constructor: open, Destructor: func(*Conn) {}, MaxSize: int32(size),
+			})
+			if err != nil {
+				panic(err)
+			}
+			return func(ctx context.Context) (func(), error) {
+				r, err := p.Acquire(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return r.Release, nil
+			}, p.Close
+		},
+	}
+}
+
+// Contend runs n acquire+release pairs from goroutines goroutines on one pool and returns the
+// waits each acquire took, sorted.
+func Contend(borrow Borrow, goroutines, n int) []time.Duration {
+	waits := make([][]time.Duration, goroutines)
+	var wg sync.WaitGroup
+	ctx := context.Background()
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := n / goroutines
+			if g < n%goroutines {
+				k++
+			}
+			w := make([]time.Duration, 0, k)
+			for range k {
+				t := time.Now()
+				release, err := borrow(ctx)
+				w = append(w, time.Since(t))
+				if err != nil {
+					panic(err)
+				}
+				release()
+			}
+			waits[g] = w
+		}()
+	}
+	wg.Wait()
+	all := slices.Concat(waits...)
+	slices.Sort(all)
+	return all
+}
