@@ -12,13 +12,23 @@
 // call. Driven from one goroutine with [WithRefresh](0), an injected clock and an injected draw, a
 // Breaker gives exactly the Core's decisions.
 //
-//	b, _ := breaker.New()
-//	err := b.DoWith(callBackend, isCallersOwnError, serveFromCache)
+//	b, _ := breaker.New(breaker.WithOwnError(isNotFound))
+//	err := b.Do(ctx, callBackend)
+//	if errors.Is(err, breaker.ErrUnavailable) {
+//		return serveFromCache()
+//	}
+//
+// Do settles the call by fn's error, as every ward type's Do does: nil and the errors
+// [WithOwnError] accepts (a not found, a validation error: the backend answered) are successes;
+// the caller's own cancellation is ignored (the backend never answered, so it says nothing about
+// it); context.DeadlineExceeded, the errors [WithFailure] accepts and any other error are
+// failures; a panic is a failure and continues. By hand, [Breaker.Allow] returns a [Promise] to
+// settle with Pass, Fail or Ignore.
 //
 // With accepts successes out of total calls (refusals included) in the window, failing and
 // working the runs at its head of buckets with only failures and only successes:
 //
-//	w     = max(K − (K − Floor) · failing / Buckets, Floor)
+//	w     = max(K − (K − KFloor) · failing / Buckets, KFloor)
 //	drop  = (total − Protection − w · accepts) / (total + 1)
 //	drop ×= (Buckets − working) / Buckets
 //
@@ -28,17 +38,30 @@
 // recovery (10.5 s in TestRecoveryRun, 11 s in the simulator's seeded run: buckets where the draw
 // let no call through neither extend nor break the run).
 //
-// # Behaviour at the edges
+// # Edge cases
 //
 //   - A refusal is recorded as a Drop at the time of the latest clock reading a settle made (the
 //     refusal itself reads no clock; see [Breaker]). Successes and failures are recorded at the
-//     instant they settle.
+//     instant they settle. [Breaker.Now] reads the clock the breaker decides by.
 //   - The probe fires for one goroutine at a time: concurrent callers race a compare-and-set on
 //     the last pass, and one wins.
-//   - Probe = 0 disables the probe. K must be at least Floor; Floor must be positive.
+//   - ProbeAfter = 0 disables the probe. K must be at least KFloor; KFloor must be positive. The
+//     names say what each is: ProbeAfter is a duration, KFloor the floor of K (package shed's
+//     MinShare is a different floor).
 //   - A draw outside [0, 1) is held into it: NaN and negatives count as 0 (refused whenever the
 //     ratio is positive), 1 and over as just under 1 (never refused: the ratio is always under 1).
-//   - A clock that moves backwards writes into the newest bucket and reads as of it
-//     ([atomicwindow]): it never rewrites history.
+//   - A clock that moves backwards by less than a window writes into the newest bucket and reads
+//     as of it ([atomicwindow]): it never rewrites history.
+//   - A clock that jumps back by more than a window (or that once returned a far-future instant,
+//     such as a Unix time given by mistake) is read as the clock having jumped: the window
+//     restarts empty at the new instant, and the latest reading, the refresh due and the last
+//     pass are pulled back to it. The breaker then behaves as a new one would: it neither
+//     refuses a healthy backend for years nor stops refusing a failing one. A Breaker has no
+//     …At forms: every instant comes from its clock.
 //   - An outcome that is neither Success, Failure nor Drop is ignored by [Core.Record].
+//   - Settling a [Promise] twice through the same variable is a no-op; Ignore records nothing (a
+//     breaker holds no slot, so there is nothing to free). [Nop] returns a breaker that admits
+//     everything and records nothing, behind the same methods.
+//   - A nil Option, and a nil clock, draw source or predicate given to an option, are errors
+//     matching [ErrInvalid] that name the option.
 package breaker

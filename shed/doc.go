@@ -14,32 +14,47 @@
 //
 //	s, _ := shed.New()
 //	defer s.Stop()
-//	p, err := s.Allow()
-//	if err != nil {
-//		return err // shed.ErrOverloaded: answer 503 at once
+//	err := s.Do(ctx, serve)
+//	if errors.Is(err, shed.ErrOverloaded) {
+//		return err // answer 503 at once
 //	}
-//	if serve() == nil {
-//		p.Pass() // its response time counts toward capacity
-//	} else {
-//		p.Fail() // leaves flight, says nothing about capacity
-//	}
+//
+// Do settles the call by serve's error, as every ward type's Do does: nil and the errors
+// [WithOwnError] accepts (the server did the work) pass, and their response time counts toward
+// capacity; the caller's own cancellation is ignored (it leaves flight and records nothing);
+// context.DeadlineExceeded, the errors [WithFailure] accepts and any other error fail (they leave
+// flight and say nothing about capacity); a panic fails and continues. By hand, [Shedder.Allow]
+// returns a [Promise] to settle with Pass, Fail or Ignore.
 //
 // Hot: the CPU is at or over Policy.CPU (900 thousandths), or it was within Policy.Cool (1 s) and
 // the shedder has refused since. Full: both the moving average and the current count of calls in
 // flight exceed the busiest bucket's passes per millisecond × the fastest bucket's mean response
 // time in milliseconds (at least 1), scaled by (1000 − cpu) / (1000 − threshold), held within
-// [Floor, 1]. The current, partial bucket is left out of both readings.
+// [MinShare, 1]. The current, partial bucket is left out of both readings.
 //
-// # Behaviour at the edges
+// # Edge cases
 //
 //   - The concurrent admission is a [Promise] (as in package breaker, and as go-zero names it),
-//     settled without an instant; the Core's [Ticket] takes one.
+//     settled without an instant; the Core's [Ticket] takes one for Pass. Both have the same
+//     verbs: Pass (leaves flight, moves the average of calls in flight, counts a response time
+//     toward capacity), Fail (leaves flight, moves the average) and Ignore (leaves flight only).
+//     Settling twice through the same variable is a no-op.
 //   - Response times are kept in nanoseconds, not go-zero's whole milliseconds rounded up, so a
 //     server answering in 100 µs is not credited with ten times its capacity.
 //   - With call sampling (the default), untimed calls leave flight without moving the average of
 //     calls in flight; timed ones move it by Beta^n, n the sampling period, which keeps the
 //     preset's memory measured in calls.
 //   - A CPU reading under 0 means unknown: the server is never hot. A reading over 1000 is taken
-//     as it is (the factor is then held at Floor).
+//     as it is (the factor is then held at MinShare). MinShare is named apart from package
+//     breaker's KFloor: it is a share of capacity, not a floor of K.
 //   - A settle at an instant before its admission counts a response time of 0.
+//   - The hot rule is one function that Core, Shedder and Snapshot all apply.
+//   - A clock that jumps back by more than a window (or that once returned a far-future instant,
+//     such as a Unix time given by mistake) is read as the clock having jumped: the window
+//     restarts empty at the new instant, and the latest reading, the refresh due and the last hot
+//     instant are pulled back to it, so the server cools within Cool of the jump rather than
+//     years later, and a hot, full server still refuses. A Shedder has no …At forms: every
+//     instant comes from its clock, which [Shedder.Now] reads.
+//   - A nil Option, and a nil clock, CPU reading or predicate given to an option, are errors
+//     matching [ErrInvalid] that name the option.
 package shed

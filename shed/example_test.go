@@ -1,9 +1,12 @@
 package shed_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/shed"
 )
 
@@ -34,4 +37,40 @@ func ExampleCore_Allow() {
 	// CPU at 99%, nothing queued, admitted: true
 	// 40 queued at 30% CPU: nothing refused, in flight 40
 	// 40 queued at 95% CPU, admitted: false
+}
+
+// A shedder on a hot server with an injected clock and CPU reading: once the calls in flight
+// exceed what the window shows the server can carry, Do refuses without calling fn.
+func ExampleShedder_Do() {
+	ms := int64(time.Millisecond)
+	now, cpu := int64(0), 300
+	s, _ := shed.New(
+		shed.WithClock(func() int64 { return now }),
+		shed.WithCPU(func() int { return cpu }),
+		shed.WithRefresh(0), shed.WithSampleEvery(1),
+	)
+	ctx := context.Background()
+	for i := 0; i < 20; i++ { // the first 100 ms: 20 calls of 50 ms, so a capacity of 10
+		_ = s.Do(ctx, func(context.Context) error { now += 50 * ms; return nil })
+		now -= 50 * ms
+	}
+	now, cpu = 100*ms, 950
+	var held []shed.Promise // calls pile up in flight
+	for i := 0; i < 60; i++ {
+		p, err := s.Allow()
+		if err != nil {
+			break
+		}
+		held = append(held, p)
+		if i%2 == 1 {
+			held[0].Fail() // a settle moves the average of calls in flight
+			held = held[1:]
+		}
+	}
+	fmt.Println("in flight:", s.Snapshot().InFlight)
+	err := s.Do(ctx, func(context.Context) error { fmt.Println("served"); return nil })
+	fmt.Println(errors.Is(err, shed.ErrOverloaded), errors.Is(err, ward.ErrRefused))
+	// Output:
+	// in flight: 12
+	// true true
 }
