@@ -123,39 +123,51 @@ func (p *Period) open(now int64) int64 {
 // counter through a compare-and-set store. A corrupt state (a negative count) is read as an empty
 // period; a count over the quota reads as spent.
 func (p *Period) Step(now int64, u Usage, n int) Grant[Usage] {
+	u, ok := p.step(now, u, n)
+	if ok {
+		return Grant[Usage]{Granted: true, State: u}
+	}
+	return Grant[Usage]{State: u, Wait: p.next(now, u, n)}
+}
+
+// step is Step without the wait, which only a refusal needs.
+func (p *Period) step(now int64, u Usage, n int) (Usage, bool) {
 	n = cost(n)
 	u.Count = max(u.Count, 0) // a state from a store is held to a count that can exist
 	u = p.current(now, u)
 	switch {
 	case n > p.quota:
-		return Grant[Usage]{State: u, Wait: Forever}
+		return u, false
 	case n == 0:
-		return Grant[Usage]{Granted: true, State: u}
+		return u, true
 	case !u.Open:
 		u = Usage{Start: p.open(now), Open: true}
 	}
 	if u.Count > p.quota-n {
-		return Grant[Usage]{State: u, Wait: p.reset(now, u)}
+		return u, false
 	}
 	u.Count += n
-	return Grant[Usage]{Granted: true, State: u}
+	return u, true
 }
 
 // Take counts n events at now if the quota has room for them all (a negative n costs nothing).
 // If not, wait is how long until it would: the end of the period, [Forever] for more than the
 // quota. Refused events are not counted.
 func (p *Period) Take(now int64, n int) (ok bool, wait time.Duration) {
-	g := p.Step(now, p.usage, n)
-	p.usage = g.State
-	return g.Granted, g.Wait
+	u, ok := p.step(now, p.usage, n)
+	p.usage = u
+	if ok {
+		return true, 0
+	}
+	return false, p.next(now, u, n)
 }
 
 // TakeQuota counts one event at now and says where the quota stands: [Under], [Hit] (the last
 // event of the period) or [Over] (refused, not counted).
 func (p *Period) TakeQuota(now int64) Quota {
-	g := p.Step(now, p.usage, 1)
-	p.usage = g.State
-	return p.quotaOf(g.Granted, g.State.Count)
+	u, ok := p.step(now, p.usage, 1)
+	p.usage = u
+	return p.quotaOf(ok, u.Count)
 }
 
 // quotaOf says where a count stands after an event.
