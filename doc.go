@@ -1,0 +1,43 @@
+// Package ward is admission control for the hot path of high-QPS servers: should this call go
+// ahead? Its packages answer in nanoseconds, without locks on the per-call paths and without
+// allocations, under any number of goroutines. This root package holds the one contract they all
+// keep, so that a server learns it once.
+//
+// # The contract
+//
+// Two layers. Every package has a pure core (deterministic: the clock and the random draws are
+// arguments) and a concurrent type that reads its own clock and draws; driven from one goroutine
+// with an injected clock and draw, the concurrent type gives exactly its core's decisions.
+//
+// One clock. Every concurrent type has Now(), the instant its short forms (Allow, Acquire, Do)
+// decide at: nanoseconds of ward's monotonic clock, or of the one given WithClock. Every …At(now,
+// …) form takes an instant of that same clock. An instant far from it (a Unix time passed by
+// mistake) is read as the clock jumping, never wedges the type shut and never opens it wide.
+//
+// One settle vocabulary. An admission that learns from outcomes returns a [Handle], settled with
+// Pass (success), Fail (overload or failure: what moves limits and ratios) or Ignore (neutral: the
+// caller's own error or cancellation, which frees the slot and records nothing). Settling the same
+// variable twice is a no-op.
+//
+// One Do. Every concurrent type has Do(ctx, fn), with one classification of fn's error: nil is a
+// success; context.Canceled while ctx is done (the caller gave up) is neutral;
+// context.DeadlineExceeded is an overload; an error a WithFailure predicate accepts is an
+// overload; an error a WithOwnError predicate accepts (not found, validation) settles as the
+// package says below; any other error settles as the package says below. A panicking fn settles
+// as a failure and the panic continues. Do returns fn's error unchanged.
+//
+// One refusal shape. Every refusal matches [ErrRefused] and its package's own sentinel with
+// errors.Is; a refusal that knows when the call would pass carries the wait ([RetryAfter]).
+// Refusals allocate nothing, except that a Do refusal carrying a wait allocates one small value.
+// retry.Do does not retry a ward refusal unless it carries a wait.
+//
+// One configuration shape. Policies are plain structs validated at construction; options are
+// func(*config) error, validated when applied; a nil option or a nil function is an error; every
+// configuration error matches [ErrInvalid] and its package's ErrInvalid, and names the field.
+// Constructors never hold bad configuration into range; run-time inputs (draws, instants, CPU
+// readings) are held into range as each package documents.
+//
+// # The types
+//
+// CONTRACT-TABLE
+package ward
