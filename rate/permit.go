@@ -25,7 +25,7 @@ type Permit interface {
 // [Partitioned] table that bounds how many calls are inside at once. It never asks what time it
 // is, and it has no Do and no clock: it is a building block, not a guard. For a bulkhead a server
 // calls on its own, with Do, Now and a handle settled with Pass, Fail or Ignore, use the adaptive
-// package's Limiter with a fixed limit (adaptive.New(adaptive.Fixed(n))), which is the same
+// package's Limiter with a fixed limit (adaptive.NewFixed(n), then adaptive.New), which is the same
 // compare-and-set count under the library's one contract.
 //
 // Gate is safe for concurrent use and lock-free (a compare-and-set on one word); the zero value
