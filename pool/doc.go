@@ -36,11 +36,41 @@
 // released.
 //
 // The idle resources are a lock-free LIFO stack of slot numbers with a version tag (one
-// compare-and-set to push, one to pop), and a released resource is found from a read-only index
-// replaced whole when a resource is made or retired. Acquiring an idle resource and releasing it
-// take no lock and allocate nothing; the pool's mutex is taken only to make, retire or wait, and,
-// when the ward has a shedder, on every lend and return (the shedder's core is not concurrent).
-// Making or retiring a resource copies the index: cheap at the sizes pools have, linear in Size.
+// compare-and-set to push, one to pop), with a cache of one resource per P (a processor of the Go
+// scheduler) in front of it once goroutines contend, and a released resource is found from a
+// read-only index replaced whole when a resource is made or retired. Acquiring an idle resource
+// and releasing it take no lock and allocate nothing; the pool's mutex is taken only to make,
+// retire or wait, and, when the ward has a shedder, on every lend and return (the shedder's core
+// is not concurrent). Making or retiring a resource copies the index: cheap at the sizes pools
+// have, linear in Size.
+//
+// # Which idle resource Acquire lends
+//
+// Until two goroutines first collide on the idle stack (a compare-and-set that fails), every idle
+// resource is on it and Acquire lends exactly the most recently released one, as [Core.Take]
+// does: a pool driven from one goroutine never leaves this mode. From the first collision on, a
+// shared top-of-stack word would be written by every P on every call, so each P keeps a cache of
+// one: Release puts the resource into its P's cache if that is empty, and on the stack otherwise;
+// Acquire lends its P's cached resource, else the top of the stack, else one cached on another P.
+// "Most recently released" then holds per P: the resource a P's goroutines released last is the
+// one they are lent next, which keeps what LIFO is for (a warm resource is reused, and the ones
+// nobody needs age past Keep and go). Between Ps no order is kept: calls on two Ps at once have
+// none. Either way, waiters are served before a new caller takes an idle resource, a resource
+// cached on a P serves a waiter on any other (no lost wake-up), every one found past its age is
+// retired rather than lent, Limits.Idle counts the cached ones, and Evict and Close reach them.
+//
+// # The clock on the idle path
+//
+// A clock read costs about 30 ns, as much as the rest of an idle Acquire and Release together.
+// With the default clock and Keep or Life set, the idle path reads ages against a coarse clock: a
+// reading refreshed by a timer every millisecond (or every 64th of the shorter age, if that is
+// less) while the pool is in use. The timer stops after a tick during which nobody read it, and the
+// next call reads the real clock itself and starts it again; so the reading an idle Acquire or
+// Release uses is at most one tick old, plus however late the runtime runs the timer. A resource
+// can therefore be lent up to that much past Keep or Life, or be retired that much early; when
+// the shorter age is under 3.2 ms every call reads the clock. Making, retiring and waiting always
+// read the real clock, and a clock given by [WithClock] is read at every decision (so a test
+// replays a pool exactly).
 //
 // # Edge cases
 //

@@ -7,8 +7,8 @@ import (
 	"github.com/wardgo/ward/internal/stripe"
 )
 
-// The idle stack's top and the gate each sit on cache lines of their own, with a line before
-// them, on every GOARCH (GOARCH=arm runs this too).
+// The idle stack's top, the gate and the coarse clock each sit on cache lines of their own, with
+// a line before them, on every GOARCH (GOARCH=arm runs this too).
 func TestHotLayout(t *testing.T) {
 	var h hot
 	if got := unsafe.Offsetof(h.top); got != stripe.CacheLine {
@@ -17,8 +17,11 @@ func TestHotLayout(t *testing.T) {
 	if got := unsafe.Offsetof(h.gate); got != 2*stripe.CacheLine {
 		t.Errorf("gate at offset %d, want %d", got, 2*stripe.CacheLine)
 	}
-	if got := unsafe.Sizeof(h); got != 3*stripe.CacheLine {
-		t.Errorf("hot is %d bytes, want %d", got, 3*stripe.CacheLine)
+	if got := unsafe.Offsetof(h.seen); got != 3*stripe.CacheLine {
+		t.Errorf("seen at offset %d, want %d", got, 3*stripe.CacheLine)
+	}
+	if got := unsafe.Sizeof(h); got != 4*stripe.CacheLine {
+		t.Errorf("hot is %d bytes, want %d", got, 4*stripe.CacheLine)
 	}
 	if off := unsafe.Offsetof(h.top) % 8; off != 0 {
 		t.Errorf("top misaligned for 64-bit atomics: offset %% 8 = %d", off)

@@ -35,7 +35,8 @@ type config struct {
 }
 
 // WithClock replaces the pool's clock (nanoseconds of ward's monotonic clock by default): every
-// age, Now and the ward's instants read it. A nil clock is an error.
+// age, Now and the ward's instants read it, at every decision that needs an instant (the default
+// clock is read coarsely on the idle path: see the package doc). A nil clock is an error.
 func WithClock(now func() int64) Option {
 	return func(c *config) error {
 		if now == nil {
@@ -87,7 +88,8 @@ const (
 )
 
 // slot holds one resource. Whoever moved the slot's word last owns its plain fields: the maker,
-// then the borrower, then the idle stack (a push publishes them, a pop acquires them).
+// then the borrower, then the idle stack or a P's cache (a push publishes them, a pop acquires
+// them). A cache line of padding keeps two slots lent on two Ps off each other's lines.
 type slot[T any] struct {
 	word   atomic.Uint64 // generation<<2 | state
 	next   atomic.Uint32 // on the idle stack: the slot below, plus one (0: the bottom)
@@ -95,6 +97,7 @@ type slot[T any] struct {
 	born   int64
 	rested int64
 	loan   int
+	_      [stripe.CacheLine]byte
 }
 
 // ref is where the index finds a resource.
@@ -105,12 +108,17 @@ const closedBit = 1 << 62
 
 // hot holds the words every Acquire and Release read, each on cache lines of its own.
 type hot struct {
-	_     [stripe.CacheLine]byte
-	top   atomic.Uint64 // the idle stack: version<<32 | top slot plus one (0: empty)
-	_     [stripe.CacheLine - unsafe.Sizeof(atomic.Uint64{})]byte
-	gate  atomic.Int64 // callers waiting, plus closedBit once closed: 0 is the fast path's go-ahead
-	idleN atomic.Int64 // idle resources, counted only when Limits.Idle < Size
-	_     [stripe.CacheLine - 2*unsafe.Sizeof(atomic.Int64{})]byte
+	_      [stripe.CacheLine]byte
+	top    atomic.Uint64 // the idle stack: version<<32 | top slot plus one (0: empty)
+	_      [stripe.CacheLine - unsafe.Sizeof(atomic.Uint64{})]byte
+	gate   atomic.Int64 // callers waiting, plus closedBit once closed: 0 is the fast path's go-ahead
+	idleN  atomic.Int64 // idle resources, counted only when Limits.Idle < Size
+	spread atomic.Bool  // the Ps' caches are in use: set at the first collision on top
+	_      [stripe.CacheLine - 2*unsafe.Sizeof(atomic.Int64{}) - unsafe.Sizeof(atomic.Bool{})]byte
+	seen   atomic.Int64 // the coarse clock's reading
+	awake  atomic.Bool  // the coarse clock's timer is running
+	used   atomic.Bool  // seen was read since the timer's last tick
+	_      [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{}) - 2*unsafe.Sizeof(atomic.Bool{})]byte
 }
 
 // Pool is a concurrent pool of resources of type T, made by an open function and closed by a
@@ -136,6 +144,11 @@ type Pool[T comparable] struct {
 	roll  func() float64
 	timed bool // Keep or Life set: ages are read
 	lends bool // the ward has a shedder: every lend takes the lock
+	cache stripe.Table
+	// The coarse clock (the default clock, when ages are read): gran between its timer's ticks,
+	// the timer nil when every decision reads the clock.
+	gran  time.Duration
+	timer *time.Timer
 
 	mu      sync.Mutex
 	g       guard
@@ -175,9 +188,13 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 	if err := limits.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := config{clock: clock.Now, roll: draw.Float64}
+	cfg := config{roll: draw.Float64}
 	if err := contract.Apply(ErrInvalid, &cfg, opts); err != nil {
 		return nil, err
+	}
+	injected := cfg.clock != nil
+	if !injected {
+		cfg.clock = clock.Now
 	}
 	p := &Pool[T]{
 		slots: make([]slot[T], limits.Size),
@@ -194,6 +211,11 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 	for i := range p.free {
 		p.free[i] = uint32(limits.Size - 1 - i) // slot 0 first
 	}
+	p.cache.Init(1)
+	if p.gran = coarseGran(limits); p.timed && !injected && p.gran > 0 {
+		p.timer = time.AfterFunc(time.Hour, p.tick)
+		p.timer.Stop()
+	}
 	p.index.Store(&map[T]ref{})
 	if cfg.every > 0 {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
@@ -208,16 +230,69 @@ func (p *Pool[T]) Now() int64 { return p.clock() }
 // capped reports whether Limits.Idle can bind (it cannot when it is Size).
 func (p *Pool[T]) capped() bool { return p.lim.Idle < p.lim.Size }
 
-// push puts slot i on top of the idle stack.
+// coarseGran is the coarse clock's tick for limits: a millisecond, or a 64th of the shortest age
+// if that is less; 0 (read the clock at every decision) when that would be under 50 µs.
+func coarseGran(l Limits) time.Duration {
+	g := time.Millisecond
+	for _, age := range []time.Duration{l.Keep, l.Life} {
+		if age > 0 {
+			g = min(g, age/64)
+		}
+	}
+	if g < 50*time.Microsecond {
+		return 0
+	}
+	return g
+}
+
+// now is the instant the fast paths decide ages at: the coarse clock's reading while its timer
+// ticks, else a fresh reading (which wakes the timer).
+func (p *Pool[T]) now() int64 {
+	if p.timer == nil {
+		return p.clock()
+	}
+	if p.h.awake.Load() {
+		if !p.h.used.Load() {
+			p.h.used.Store(true)
+		}
+		return p.h.seen.Load()
+	}
+	now := p.clock()
+	p.h.seen.Store(now)
+	if p.h.awake.CompareAndSwap(false, true) {
+		p.h.used.Store(false)
+		p.timer.Reset(p.gran)
+	}
+	return now
+}
+
+// tick refreshes the coarse clock, and goes on ticking only if it was read since the last tick.
+func (p *Pool[T]) tick() {
+	p.h.seen.Store(p.clock())
+	if p.h.used.Swap(false) && p.h.gate.Load()&closedBit == 0 {
+		p.timer.Reset(p.gran)
+		return
+	}
+	p.h.awake.Store(false)
+}
+
+// collided records that two goroutines met on the idle stack: from then on the Ps' caches serve.
+func (p *Pool[T]) collided() {
+	if !p.h.spread.Load() {
+		p.h.spread.Store(true)
+	}
+}
+
+// push puts slot i, idle, on top of the idle stack.
 func (p *Pool[T]) push(i uint32) {
 	s := &p.slots[i]
-	s.word.Store(s.word.Load()&^stMask | stIdle)
 	for {
 		old := p.h.top.Load()
 		s.next.Store(uint32(old))
 		if p.h.top.CompareAndSwap(old, (old>>32+1)<<32|uint64(i+1)) {
 			return
 		}
+		p.collided()
 	}
 }
 
@@ -231,12 +306,61 @@ func (p *Pool[T]) pop() (uint32, bool) {
 		}
 		next := p.slots[top-1].next.Load()
 		if p.h.top.CompareAndSwap(old, (old>>32+1)<<32|uint64(next)) {
-			if p.capped() {
-				p.h.idleN.Add(-1)
-			}
 			return top - 1, true
 		}
+		p.collided()
 	}
+}
+
+// row is the caller's P's cache word: slot plus one, 0 when empty. It is read and written only
+// with atomics, so a goroutine that moves to another P after finding it (or, in the build without
+// a real P index, shares it with another) stays correct.
+func (p *Pool[T]) row() *int64 {
+	r := p.cache.Current()
+	if w := r.Row(stripe.PinRow(r)); w != nil {
+		stripe.Unpin()
+		return (*int64)(w)
+	}
+	stripe.Unpin()
+	w := p.cache.Pin() // GOMAXPROCS grew: the table grows
+	stripe.Unpin()
+	return (*int64)(w)
+}
+
+// take takes the most recently released idle slot: see the package doc's "Which idle resource".
+func (p *Pool[T]) take() (uint32, bool) {
+	i, ok := p.takeAny()
+	if ok && p.capped() {
+		p.h.idleN.Add(-1)
+	}
+	return i, ok
+}
+
+func (p *Pool[T]) takeAny() (uint32, bool) {
+	if !p.h.spread.Load() {
+		return p.pop()
+	}
+	if v := atomic.SwapInt64(p.row(), 0); v != 0 {
+		return uint32(v - 1), true
+	}
+	if i, ok := p.pop(); ok {
+		return i, true
+	}
+	for w := range p.cache.All() {
+		if v := atomic.SwapInt64((*int64)(w), 0); v != 0 {
+			return uint32(v - 1), true
+		}
+	}
+	return 0, false
+}
+
+// put makes slot i idle: into the caller's P's cache when the caches serve and it is empty, else
+// on the idle stack. Counted by the caller.
+func (p *Pool[T]) put(i uint32) {
+	if p.h.spread.Load() && atomic.CompareAndSwapInt64(p.row(), 0, int64(i)+1) {
+		return
+	}
+	p.push(i)
 }
 
 // Acquire returns a resource: the most recently released idle one, a new one opened on this
@@ -250,12 +374,12 @@ func (p *Pool[T]) Acquire(ctx context.Context) (T, error) {
 	}
 	if !p.lends {
 		for p.h.gate.Load() == 0 {
-			i, ok := p.pop()
+			i, ok := p.take()
 			if !ok {
 				break
 			}
 			s := &p.slots[i]
-			if p.timed && p.lim.stale(p.clock(), s.born, s.rested) {
+			if p.timed && p.lim.stale(p.now(), s.born, s.rested) {
 				p.retireNow(i)
 				continue
 			}
@@ -437,7 +561,7 @@ func (p *Pool[T]) make(ctx context.Context, i uint32) (T, error) {
 // the lock; returns out with the slots to close appended.
 func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 	for p.head != nil {
-		if i, ok := p.pop(); ok {
+		if i, ok := p.take(); ok {
 			s := &p.slots[i]
 			if p.timed && p.lim.stale(now, s.born, s.rested) {
 				out = append(out, p.retire(i))
@@ -482,7 +606,7 @@ func (p *Pool[T]) pushIdle(i uint32) {
 	if p.capped() {
 		p.h.idleN.Add(1)
 	}
-	p.push(i)
+	p.put(i)
 }
 
 func (p *Pool[T]) refuseAll(err error) {
@@ -552,7 +676,7 @@ func (p *Pool[T]) Release(item T) {
 	}
 	s := &p.slots[i]
 	if p.timed {
-		s.rested = p.clock()
+		s.rested = p.now()
 	}
 	if p.lends || p.h.gate.Load() != 0 || (p.lim.Life > 0 && past(s.rested, s.born, p.lim.Life)) {
 		p.releaseSlow(i)
@@ -563,8 +687,8 @@ func (p *Pool[T]) Release(item T) {
 		p.releaseSlow(i)
 		return
 	}
-	p.push(i)
-	if p.h.gate.Load() != 0 { // a caller began to wait, or the pool closed, as it was pushed
+	p.put(i)
+	if p.h.gate.Load() != 0 { // a caller began to wait, or the pool closed, as it was put
 		p.mu.Lock()
 		out := p.serve(p.clock(), p.drainIfClosed(nil))
 		p.mu.Unlock()
@@ -600,7 +724,7 @@ func (p *Pool[T]) drainIfClosed(out []uint32) []uint32 {
 		return out
 	}
 	for {
-		i, ok := p.pop()
+		i, ok := p.take()
 		if !ok {
 			return out
 		}
@@ -632,7 +756,7 @@ func (p *Pool[T]) Evict() int {
 	now := p.clock()
 	var keep, out []uint32
 	for {
-		i, ok := p.pop()
+		i, ok := p.take()
 		if !ok {
 			break
 		}
@@ -643,8 +767,11 @@ func (p *Pool[T]) Evict() int {
 			keep = append(keep, i)
 		}
 	}
-	for k := len(keep) - 1; k >= 0; k-- {
-		p.pushIdle(keep[k])
+	for k := len(keep) - 1; k >= 0; k-- { // back on the stack, in the order they were taken
+		if p.capped() {
+			p.h.idleN.Add(1)
+		}
+		p.push(keep[k])
 	}
 	out = p.serve(now, out)
 	p.mu.Unlock()
@@ -682,6 +809,9 @@ func (p *Pool[T]) Close() {
 	p.refuseAll(ErrClosed)
 	p.mu.Unlock()
 	p.closeAll(out)
+	if p.timer != nil {
+		p.timer.Stop() // a tick already under way sees closedBit and stops
+	}
 	if p.stop != nil {
 		close(p.stop)
 		<-p.done

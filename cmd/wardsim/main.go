@@ -26,6 +26,7 @@ func main() {
 
 	var table bytes.Buffer
 	runs := sim.WriteReport(&table, *seed, nil, nil)
+	sim.WritePool(&table, *seed)
 	os.Stdout.Write(table.Bytes())
 
 	order := []string{"AIMD", "Vegas", "Gradient", "MinRTT", "Fixed"}
