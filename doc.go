@@ -39,5 +39,33 @@
 //
 // # The types
 //
-// CONTRACT-TABLE
+// Every concurrent type, cell by cell (a test in this package walks the table: the compile-time
+// assertions that each is a [Guard] or a [Handle], and a behavioural check per row):
+//
+   type                  short forms              …At forms                                       Now  Do                 handle: verbs                     refusal (wait?)                   own error / other error
+//	adaptive.Limiter      Acquire, Do              (pure layer: Core.Acquire(now), Ticket.*(now))  yes  Do(ctx, fn)        Lease: Pass, Fail, Ignore         adaptive.ErrLimitExceeded (no)    Ignore / Ignore
+//	breaker.Breaker       Allow, Do                (pure layer: Core.Allow(now, roll), Record)     yes  Do(ctx, fn)        Promise: Pass, Fail, Ignore       breaker.ErrUnavailable (no)       Pass / Fail
+//	shed.Shedder          Allow, Do                (pure layer: Core.Allow(now, cpu), Ticket.*)    yes  Do(ctx, fn)        Promise: Pass, Fail, Ignore       shed.ErrOverloaded (no)           Pass / Fail
+//	rate.BucketLimiter    Allow, Do                TakeAt(now, n), Next, Left, Acquire, Release    yes  Do(ctx, fn)        none: nothing to settle           rate.ErrLimited (yes)             fn's error returned
+//	rate.SlidingLimiter   Allow, Do                TakeAt(now, n), Next, Left, Acquire, Release    yes  Do(ctx, fn)        none                              rate.ErrLimited (yes)             fn's error returned
+//	rate.PeriodLimiter    Allow, Do                TakeAt(now, n), TakeQuota, Next, Left, Reset    yes  Do(ctx, fn)        none                              rate.ErrLimited (yes)             fn's error returned
+//	failurewindow.Window  Admit(key), Record(key)  AdmitAt(key, now), RecordAt(key, now)           yes  Do(ctx, key, fn)   none: a failure is a Record       failurewindow.ErrTooManyFailures  nothing / Record(key)
+//	                                                                                                                                                          (yes)
+//	pool.Pool             Acquire(ctx), Release,   (pure layer: Core.Take(now, roll), Give, …)     yes  none: Acquire      the resource: Release, Destroy    pool.ErrRefused (when the ward    —
+//	                      Destroy                                                                        blocks            (broken)                          says Later)
+//
+// "own error" is an error a WithOwnError predicate accepts (not found, validation: the caller's,
+// not the backend's); "other error" is any other non-nil error that is neither the caller's own
+// cancellation (Ignore everywhere) nor a deadline or a WithFailure match (Fail everywhere). The
+// pure layers take every instant as an argument and never read a clock.
+//
+// # Where to start
+//
+// A server guarding one backend: [github.com/wardgo/ward/adaptive] in front of it (how many calls at
+// once), [github.com/wardgo/ward/breaker] around each call (is the backend failing),
+// [github.com/wardgo/ward/shed] at the door (is this process overloaded),
+// [github.com/wardgo/ward/rate] per client (quotas), [github.com/wardgo/ward/failurewindow] per
+// address (failed logins), [github.com/wardgo/ward/retry] when a call may be tried again, and
+// [github.com/wardgo/ward/pool] for the connections themselves. [github.com/wardgo/ward/sim]
+// drives the limiters, the breaker and the shedder through simulated overloads.
 package ward

@@ -1,0 +1,241 @@
+package ward_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wardgo/ward"
+	"github.com/wardgo/ward/adaptive"
+	"github.com/wardgo/ward/breaker"
+	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/rate"
+	"github.com/wardgo/ward/shed"
+)
+
+// The contract table, at compile time: every guard has Do and Now, every handle Pass, Fail and
+// Ignore.
+var (
+	_ ward.Guard = (*adaptive.Limiter)(nil)
+	_ ward.Guard = (*breaker.Breaker)(nil)
+	_ ward.Guard = (*shed.Shedder)(nil)
+	_ ward.Guard = (*rate.BucketLimiter)(nil)
+	_ ward.Guard = (*rate.SlidingLimiter)(nil)
+	_ ward.Guard = (*rate.PeriodLimiter)(nil)
+
+	_ ward.Handle = (*adaptive.Lease)(nil)
+	_ ward.Handle = (*breaker.Promise)(nil)
+	_ ward.Handle = (*shed.Promise)(nil)
+)
+
+// row is one line of the root doc's table, built on a clock the test moves.
+type row struct {
+	name     string
+	sentinel error // the package's own refusal
+	wait     bool  // whether a refusal carries its wait
+	// build returns the guard on the clock, and a function that drives it until Do refuses
+	build func(now *int64) (g ward.Guard, saturate func())
+}
+
+// must is for constructors the test knows to be valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+var errBackend = errors.New("backend failed")
+
+var rows = []row{
+	{"adaptive.Limiter", adaptive.ErrLimitExceeded, false, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		l := must(adaptive.New(must(adaptive.NewFixed(1)), adaptive.WithClock(clock)))
+		return l, func() { l.Acquire() } // holds the only slot
+	}},
+	{"breaker.Breaker", breaker.ErrUnavailable, false, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		b := must(breaker.New(breaker.WithClock(clock), breaker.WithRand(func() float64 { return 0 }), breaker.WithRefresh(0)))
+		return b, func() {
+			for i := 0; i < 100; i++ {
+				_ = b.Do(context.Background(), func(context.Context) error { return errBackend })
+			}
+		}
+	}},
+	{"shed.Shedder", shed.ErrOverloaded, false, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		cpu := 0
+		s := must(shed.New(shed.WithClock(clock), shed.WithCPU(func() int { return cpu }), shed.WithRefresh(0), shed.WithSampleEvery(1)))
+		return s, func() {
+			var ps []shed.Promise
+			for i := 0; i < 100; i++ { // a bucket of 100 calls of 50 ms: a capacity of 50 in flight
+				p, _ := s.Allow()
+				ps = append(ps, p)
+			}
+			*now += int64(50 * time.Millisecond)
+			for i := range ps {
+				ps[i].Pass()
+			}
+			*now += int64(50 * time.Millisecond)
+			ps = ps[:0]
+			for i := 0; i < 200; i++ { // then 200 in flight, held there
+				p, _ := s.Allow()
+				ps = append(ps, p)
+			}
+			for i := 0; i < 20; i++ { // 20 of them fail, which moves the average of those in flight
+				ps[i].Fail()
+			}
+			*now += int64(50 * time.Millisecond)
+			cpu = 950 // and hot
+		}
+	}},
+	{"rate.BucketLimiter", rate.ErrLimited, true, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		l := must(rate.NewBucketLimiter(1, 3, rate.WithClock(clock)))
+		return l, func() { l.Allow(); l.Allow(); l.Allow() }
+	}},
+	{"rate.SlidingLimiter", rate.ErrLimited, true, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		l := must(rate.NewSlidingLimiter(3, time.Second, rate.WithClock(clock)))
+		return l, func() { l.Allow(); l.Allow(); l.Allow() }
+	}},
+	{"rate.PeriodLimiter", rate.ErrLimited, true, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		l := must(rate.NewPeriodLimiter(3, time.Second, false, rate.WithClock(clock)))
+		return l, func() { l.Allow(); l.Allow(); l.Allow() }
+	}},
+}
+
+// guarded is the one piece of glue a server writes: the same code for every guard, no type
+// switch. It runs fn under g and says whether g refused, and for how long if it knows.
+func guarded(ctx context.Context, g ward.Guard, fn func(context.Context) error) (err error, refused bool, wait time.Duration) {
+	err = g.Do(ctx, fn)
+	if errors.Is(err, ward.ErrRefused) {
+		wait, _ = ward.RetryAfter(err)
+		return err, true, wait
+	}
+	return err, false, 0
+}
+
+// TestContractTable walks the table: Now is the clock the type was given; Do runs fn and returns
+// its error unchanged; a panic continues; a refusal matches ward.ErrRefused and the package's own
+// sentinel, does not call fn, and carries a wait exactly when the table says so.
+func TestContractTable(t *testing.T) {
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			now := int64(5 * time.Second)
+			g, saturate := r.build(&now)
+			if got := g.Now(); got != now {
+				t.Fatalf("Now() = %d, want the injected clock's %d", got, now)
+			}
+			ctx := context.Background()
+			called := 0
+			if err, refused, _ := guarded(ctx, g, func(context.Context) error { called++; return nil }); err != nil || refused || called != 1 {
+				t.Fatalf("Do(nil fn): err %v refused %v, fn called %d times", err, refused, called)
+			}
+			own := errors.New("not found")
+			if err, refused, _ := guarded(ctx, g, func(context.Context) error { return own }); err != own || refused {
+				t.Fatalf("Do returned %v (refused %v), want fn's error unchanged", err, refused)
+			}
+			func() {
+				defer func() {
+					if p := recover(); p != "boom" {
+						t.Fatalf("Do swallowed or changed a panic: %v", p)
+					}
+				}()
+				_ = g.Do(ctx, func(context.Context) error { panic("boom") })
+			}()
+			saturate()
+			called = 0
+			err, refused, wait := guarded(ctx, g, func(context.Context) error { called++; return nil })
+			if !refused || called != 0 {
+				t.Fatalf("saturated: Do returned %v, fn called %d times; want a refusal", err, called)
+			}
+			if !errors.Is(err, r.sentinel) {
+				t.Fatalf("refusal %v does not match %v", err, r.sentinel)
+			}
+			if (wait > 0) != r.wait {
+				t.Fatalf("refusal %v carries wait %v; the table says a wait: %v", err, wait, r.wait)
+			}
+		})
+	}
+}
+
+// TestHandlesSettleOnce: settling a handle twice through the same variable is a no-op, for every
+// verb pair and every handle type: the slot is freed once.
+func TestHandlesSettleOnce(t *testing.T) {
+	verbs := []func(ward.Handle){ward.Handle.Pass, ward.Handle.Fail, ward.Handle.Ignore}
+	for _, first := range verbs {
+		for _, second := range verbs {
+			l := must(adaptive.New(must(adaptive.NewFixed(2))))
+			other, _ := l.Acquire()
+			lease, _ := l.Acquire()
+			first(&lease)
+			second(&lease)
+			if n := l.InFlight(); n != 1 {
+				t.Fatalf("adaptive: %d in flight after settling one of two leases twice, want 1", n)
+			}
+			other.Ignore()
+
+			s := must(shed.New(shed.WithCPU(func() int { return 0 })))
+			sp, _ := s.Allow()
+			keep, _ := s.Allow()
+			first(&sp)
+			second(&sp)
+			if n := s.Snapshot().InFlight; n != 1 {
+				t.Fatalf("shed: %d in flight after settling one of two promises twice, want 1", n)
+			}
+			keep.Ignore()
+
+			b := must(breaker.New())
+			bp, _ := b.Allow()
+			first(&bp)
+			second(&bp)
+			if s := b.Snapshot(); s.Successes+s.Failures > 1 {
+				t.Fatalf("breaker: a promise settled twice recorded %d outcomes", s.Successes+s.Failures)
+			}
+		}
+	}
+}
+
+// TestPerKeyRow: the per-key guard keeps the same contract with a key: Do(ctx, key, fn), Now, a
+// refusal matching ward.ErrRefused and carrying its wait.
+func TestPerKeyRow(t *testing.T) {
+	now := int64(time.Hour)
+	w := must(failurewindow.New(1, time.Minute, failurewindow.WithClock(func() int64 { return now })))
+	if w.Now() != now {
+		t.Fatalf("Now() = %d, want %d", w.Now(), now)
+	}
+	ctx := context.Background()
+	if err := w.Do(ctx, "10.0.0.1", func(context.Context) error { return errBackend }); err != errBackend {
+		t.Fatalf("Do returned %v, want fn's error", err)
+	}
+	err := w.Do(ctx, "10.0.0.1", func(context.Context) error { t.Fatal("fn called for a key at its limit"); return nil })
+	if !errors.Is(err, ward.ErrRefused) || !errors.Is(err, failurewindow.ErrTooManyFailures) {
+		t.Fatalf("refusal %v does not match ward.ErrRefused and ErrTooManyFailures", err)
+	}
+	if wait, ok := ward.RetryAfter(err); !ok || wait != time.Minute {
+		t.Fatalf("RetryAfter = %v %v, want 1m", wait, ok)
+	}
+}
+
+// TestInvalidMatches: every package's configuration errors match ward.ErrInvalid and name the
+// field.
+func TestInvalidMatches(t *testing.T) {
+	nilClock := func() int64 { return 0 }
+	nilClock = nil
+	for name, err := range map[string]error{
+		"adaptive": second(adaptive.NewFixed(0)),
+		"breaker":  second(breaker.New(breaker.WithClock(nilClock))),
+		"shed":     second(shed.New(shed.WithClock(nilClock))),
+		"rate":     second(rate.NewBucketLimiter(1, 0)),
+		"failures": second(failurewindow.New(0, time.Minute)),
+	} {
+		if !errors.Is(err, ward.ErrInvalid) {
+			t.Errorf("%s: %v does not match ward.ErrInvalid", name, err)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
