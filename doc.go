@@ -42,7 +42,7 @@
 // Every concurrent type, cell by cell (a test in this package walks the table: the compile-time
 // assertions that each is a [Guard] or a [Handle], and a behavioural check per row):
 //
-   type                  short forms              …At forms                                       Now  Do                 handle: verbs                     refusal (wait?)                   own error / other error
+//	type                  short forms              …At forms                                       Now  Do                 handle: verbs                     refusal (wait?)                   own error / other error
 //	adaptive.Limiter      Acquire, Do              (pure layer: Core.Acquire(now), Ticket.*(now))  yes  Do(ctx, fn)        Lease: Pass, Fail, Ignore         adaptive.ErrLimitExceeded (no)    Ignore / Ignore
 //	breaker.Breaker       Allow, Do                (pure layer: Core.Allow(now, roll), Record)     yes  Do(ctx, fn)        Promise: Pass, Fail, Ignore       breaker.ErrUnavailable (no)       Pass / Fail
 //	shed.Shedder          Allow, Do                (pure layer: Core.Allow(now, cpu), Ticket.*)    yes  Do(ctx, fn)        Promise: Pass, Fail, Ignore       shed.ErrOverloaded (no)           Pass / Fail
