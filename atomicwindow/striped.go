@@ -50,6 +50,7 @@ type stripedHeader struct {
 	size   int64                // buckets in the window
 	mask   int64                // ring length - 1 (ring: size rounded up to a power of two)
 	fields int                  // counters per bucket
+	reach  uint64               // width × size: how far before the head a write is still late, not a jump
 }
 
 // ring is a Striped's stripes and the head index numbered from their origin; a jump of the clock
@@ -91,6 +92,7 @@ func NewStriped(size int, window time.Duration, fields int, now int64) (*Striped
 		size:   int64(size),
 		mask:   int64(1<<bits.Len(uint(size-1)) - 1),
 		fields: fields,
+		reach:  uint64(width) * uint64(size),
 	}}
 	w.cur.Store(w.newRing(now))
 	return w, nil
@@ -118,8 +120,10 @@ func (w *Striped) Fields() int { return w.fields }
 func (w *Striped) write(now int64) (*ring, int64) {
 	r := w.cur.Load()
 	h := r.head.Load()
-	// the fast path: now inside the head bucket (distances in uint64, where they cannot overflow)
-	if now >= r.origin && uint64(now)-uint64(r.origin)-uint64(h)*uint64(w.width) < uint64(w.width) {
+	// the fast path: now inside the head bucket, or before it by no more than the window (a
+	// reading a moment older than another writer's); distances in uint64, where they cannot
+	// overflow
+	if d, opening := uint64(now)-uint64(r.origin), uint64(h)*uint64(w.width); now >= r.origin && d < opening+uint64(w.width) && d+w.reach >= opening {
 		return r, h
 	}
 	idx, ok := w.index(r, now)
@@ -142,7 +146,7 @@ func (w *Striped) write(now int64) (*ring, int64) {
 // [Window] decides it: every bucket then lies in now's future.
 func (w *Striped) behind(r *ring, h, now int64) bool {
 	opening := int64(uint64(r.origin) + uint64(h)*uint64(w.width))
-	return now < opening && uint64(opening)-uint64(now) > uint64(w.width)*uint64(w.size)
+	return now < opening && uint64(opening)-uint64(now) > w.reach
 }
 
 // index returns the bucket now falls in, counted from origin, and false for an instant before
