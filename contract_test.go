@@ -109,13 +109,13 @@ var rows = []row{
 
 // guarded is the one piece of glue a server writes: the same code for every guard, no type
 // switch. It runs fn under g and says whether g refused, and for how long if it knows.
-func guarded(ctx context.Context, g ward.Guard, fn func(context.Context) error) (err error, refused bool, wait time.Duration) {
+func guarded(ctx context.Context, g ward.Guard, fn func(context.Context) error) (refused bool, wait time.Duration, err error) {
 	err = g.Do(ctx, fn)
 	if errors.Is(err, ward.ErrRefused) {
 		wait, _ = ward.RetryAfter(err)
-		return err, true, wait
+		return true, wait, err
 	}
-	return err, false, 0
+	return false, 0, err
 }
 
 // TestContractTable walks the table: Now is the clock the type was given; Do runs fn and returns
@@ -131,11 +131,11 @@ func TestContractTable(t *testing.T) {
 			}
 			ctx := context.Background()
 			called := 0
-			if err, refused, _ := guarded(ctx, g, func(context.Context) error { called++; return nil }); err != nil || refused || called != 1 {
+			if refused, _, err := guarded(ctx, g, func(context.Context) error { called++; return nil }); err != nil || refused || called != 1 {
 				t.Fatalf("Do(nil fn): err %v refused %v, fn called %d times", err, refused, called)
 			}
 			own := errors.New("not found")
-			if err, refused, _ := guarded(ctx, g, func(context.Context) error { return own }); err != own || refused {
+			if refused, _, err := guarded(ctx, g, func(context.Context) error { return own }); err != own || refused {
 				t.Fatalf("Do returned %v (refused %v), want fn's error unchanged", err, refused)
 			}
 			func() {
@@ -148,7 +148,7 @@ func TestContractTable(t *testing.T) {
 			}()
 			saturate()
 			called = 0
-			err, refused, wait := guarded(ctx, g, func(context.Context) error { called++; return nil })
+			refused, wait, err := guarded(ctx, g, func(context.Context) error { called++; return nil })
 			if !refused || called != 0 {
 				t.Fatalf("saturated: Do returned %v, fn called %d times; want a refusal", err, called)
 			}
@@ -223,8 +223,7 @@ func TestPerKeyRow(t *testing.T) {
 // TestInvalidMatches: every package's configuration errors match ward.ErrInvalid and name the
 // field.
 func TestInvalidMatches(t *testing.T) {
-	nilClock := func() int64 { return 0 }
-	nilClock = nil
+	var nilClock func() int64
 	for name, err := range map[string]error{
 		"adaptive": second(adaptive.NewFixed(0)),
 		"breaker":  second(breaker.New(breaker.WithClock(nilClock))),

@@ -495,9 +495,13 @@ func (p *Pool[T]) undo(g grant) {
 }
 
 // unreserve frees a slot reserved to make. Under the lock.
+// freeNext moves the slot to its next generation, free: the generation counts up past the two
+// state bits, and stFree is the state 0.
+func (s *slot[T]) freeNext() { s.word.Store((s.word.Load()>>2 + 1) << 2) }
+
 func (p *Pool[T]) unreserve(i uint32) {
 	s := &p.slots[i]
-	s.word.Store((s.word.Load()>>2+1)<<2 | stFree)
+	s.freeNext()
 	s.loan = 0
 	p.free = append(p.free, i)
 	p.live--
@@ -538,7 +542,7 @@ func (p *Pool[T]) make(ctx context.Context, i uint32) (T, error) {
 			return zero, errHeld
 		}
 		s.item = item // closed in its slot, which stays taken until it is
-		s.word.Store((s.word.Load()>>2+1)<<2 | stFree)
+		s.freeNext()
 		p.mu.Unlock()
 		p.closeAll([]uint32{i})
 		return zero, ErrClosed
@@ -623,7 +627,7 @@ func (p *Pool[T]) retire(i uint32) uint32 {
 	m := maps.Clone(*p.index.Load())
 	delete(m, s.item)
 	p.index.Store(&m)
-	s.word.Store((s.word.Load()>>2+1)<<2 | stFree)
+	s.freeNext()
 	s.loan = 0
 	return i
 }

@@ -72,7 +72,7 @@ func TestNow(t *testing.T) {
 		if got := l.Now(); got != now {
 			t.Errorf("%s: Now = %d, want %d", name, got, now)
 		}
-		if !l.Allow() || !l.Allow() || l.Allow() {
+		if first, second, third := l.Allow(), l.Allow(), l.Allow(); !first || !second || third {
 			t.Errorf("%s: Allow does not decide at Now", name)
 		}
 		if left := l.Left(now); left != 0 {
