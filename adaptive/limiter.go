@@ -106,13 +106,7 @@ type config struct {
 // WithClock replaces the clock: nanoseconds from any monotonic origin. For tests. A nil clock is
 // an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error {
-		if now == nil {
-			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
-		}
-		c.clock = now
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
 // WithWindow sets when windows close; the default is [DefaultWindow] (at least 1 s and at least
@@ -145,26 +139,14 @@ func WithSampleEvery(n int) Option {
 // unless WithFailure's predicate would also accept the error (WithFailure is asked first). A nil
 // predicate is an error.
 func WithOwnError(own func(error) bool) Option {
-	return func(c *config) error {
-		if own == nil {
-			return contract.Field(ErrInvalid, "WithOwnError", "nil", "a predicate")
-		}
-		c.own = own
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithOwnError", &c.own, own) }
 }
 
 // WithFailure says which errors returned to [Limiter.Do] are overloads (a 503 from further in, a
 // full queue) besides context.DeadlineExceeded: they settle as Fail, a sample marked dropped.
 // Other errors only free the slot. A nil predicate is an error.
 func WithFailure(fail func(error) bool) Option {
-	return func(c *config) error {
-		if fail == nil {
-			return contract.Field(ErrInvalid, "WithFailure", "nil", "a predicate")
-		}
-		c.fail = fail
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithFailure", &c.fail, fail) }
 }
 
 // New returns a limiter whose limit rule moves. The draws Vegas and MinRTT need are given to

@@ -111,51 +111,27 @@ func WithPolicy(p Policy) Option { return func(c *config) error { c.policy = p; 
 // WithClock replaces the clock: nanoseconds from any monotonic origin (default: ward's monotonic
 // clock). [Breaker.Now] reads it. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error {
-		if now == nil {
-			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
-		}
-		c.clock = now
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
 // WithRand replaces the draw source (default: math/rand/v2's lock-free per-thread generator). A
 // draw outside [0, 1), NaN included, is held into it (NaN counts as 0). A nil source is an error.
 func WithRand(roll func() float64) Option {
-	return func(c *config) error {
-		if roll == nil {
-			return contract.Field(ErrInvalid, "WithRand", "nil", "a draw source")
-		}
-		c.roll = roll
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithRand", &c.roll, roll) }
 }
 
 // WithOwnError says which errors of fn, in [Breaker.Do], are the caller's own (a not found, a
 // validation error): the backend answered, so they settle as a success. A nil predicate is an
 // error.
 func WithOwnError(own func(error) bool) Option {
-	return func(c *config) error {
-		if own == nil {
-			return contract.Field(ErrInvalid, "WithOwnError", "nil", "a predicate")
-		}
-		c.own = own
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithOwnError", &c.own, own) }
 }
 
 // WithFailure says which errors of fn, in [Breaker.Do], are failures besides those every error
 // already is: an error it accepts settles as a failure even if [WithOwnError] accepts it too. A
 // nil predicate is an error.
 func WithFailure(fail func(error) bool) Option {
-	return func(c *config) error {
-		if fail == nil {
-			return contract.Field(ErrInvalid, "WithFailure", "nil", "a predicate")
-		}
-		c.fail = fail
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithFailure", &c.fail, fail) }
 }
 
 // WithRefresh sets how often the cached drop ratio is folded afresh from the window; the default

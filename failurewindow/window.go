@@ -140,39 +140,21 @@ type Option func(*config) error
 // WithClock replaces the clock: nanoseconds from any monotonic origin. Admit, Record, Do and Now
 // read it; the …At methods take an instant of it. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error {
-		if now == nil {
-			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
-		}
-		c.clock = now
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
 // WithOwnError says which errors of [Window.Do]'s fn are the caller's own (a wrong password is a
 // failure to count, but "no such user", a validation error or a bad request may not be): Do
 // records nothing for them. A nil predicate is an error.
 func WithOwnError(own func(error) bool) Option {
-	return predicate("WithOwnError", own, func(c *config) *func(error) bool { return &c.own })
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithOwnError", &c.own, own) }
 }
 
 // WithFailure says which errors of [Window.Do]'s fn are failures even when [WithOwnError] would
 // call them the caller's own: Do records them. Every error that is not the caller's own, the
 // caller's cancellation or nil is recorded already. A nil predicate is an error.
 func WithFailure(fail func(error) bool) Option {
-	return predicate("WithFailure", fail, func(c *config) *func(error) bool { return &c.fail })
-}
-
-// predicate is an option setting the predicate field gives, or an error naming the option when
-// f is nil.
-func predicate(option string, f func(error) bool, field func(*config) *func(error) bool) Option {
-	return func(c *config) error {
-		if f == nil {
-			return contract.Field(ErrInvalid, option, "nil", "a predicate")
-		}
-		*field(c) = f
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithFailure", &c.fail, fail) }
 }
 
 // New returns an empty window admitting a key while it has fewer than limit failures within

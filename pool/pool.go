@@ -38,25 +38,13 @@ type config struct {
 // age, Now and the ward's instants read it, at every decision that needs an instant (the default
 // clock is read coarsely on the idle path: see the package doc). A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error {
-		if now == nil {
-			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
-		}
-		c.clock = now
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
 // WithRand replaces the draws the ward's breaker and backoff take (math/rand/v2 by default); draws
 // outside [0, 1) are held into it. A nil source is an error.
 func WithRand(roll func() float64) Option {
-	return func(c *config) error {
-		if roll == nil {
-			return contract.Field(ErrInvalid, "WithRand", "nil", "a source of draws")
-		}
-		c.roll = roll
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithRand", &c.roll, roll) }
 }
 
 // WithWard puts w in front of the backend (the zero Ward by default: none). The pool calls its

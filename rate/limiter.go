@@ -21,13 +21,7 @@ type config struct{ clock func() int64 }
 // WithClock replaces the clock: nanoseconds from any monotonic origin, the instants Now returns
 // and the short forms (Allow, Do) decide at. For tests. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error {
-		if now == nil {
-			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
-		}
-		c.clock = now
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
 func apply(opts []Option) (config, error) {

@@ -120,52 +120,28 @@ func WithPolicy(p Policy) Option { return func(c *config) error { c.policy = p; 
 // WithClock replaces the clock: nanoseconds from any monotonic origin (default: ward's monotonic
 // clock). [Shedder.Now] reads it. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error {
-		if now == nil {
-			return contract.Field(ErrInvalid, "WithClock", "nil", "a clock")
-		}
-		c.clock = now
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
 // WithCPU replaces the CPU reading: thousandths of what the process may use, a negative value
 // meaning unknown (never hot). Pass a shared [CPU]'s Read to let many shedders share one sampler,
 // or your own metric. Without it, New makes a [CPU] sampler, started on the first Allow.
 func WithCPU(read func() int) Option {
-	return func(c *config) error {
-		if read == nil {
-			return contract.Field(ErrInvalid, "WithCPU", "nil", "a reading")
-		}
-		c.cpu = read
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithCPU", &c.cpu, read) }
 }
 
 // WithOwnError says which errors of fn, in [Shedder.Do], are the caller's own (a not found, a
 // validation error): the server did the work, so they settle as a pass and their response time
 // counts toward capacity. A nil predicate is an error.
 func WithOwnError(own func(error) bool) Option {
-	return func(c *config) error {
-		if own == nil {
-			return contract.Field(ErrInvalid, "WithOwnError", "nil", "a predicate")
-		}
-		c.own = own
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithOwnError", &c.own, own) }
 }
 
 // WithFailure says which errors of fn, in [Shedder.Do], are overloads besides
 // context.DeadlineExceeded: an error it accepts settles as a failure even if [WithOwnError]
 // accepts it too. A nil predicate is an error.
 func WithFailure(fail func(error) bool) Option {
-	return func(c *config) error {
-		if fail == nil {
-			return contract.Field(ErrInvalid, "WithFailure", "nil", "a predicate")
-		}
-		c.fail = fail
-		return nil
-	}
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithFailure", &c.fail, fail) }
 }
 
 // WithSampleEvery times one admitted call in every n (a power of two in [1, 1024]).

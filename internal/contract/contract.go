@@ -113,3 +113,20 @@ func Classify(ctx context.Context, err error, own, fail func(error) bool, ownAs,
 	}
 	return otherAs
 }
+
+// Func is the shape of the functions options take: a clock, a draw source, a CPU reading, an
+// error predicate.
+type Func interface {
+	~func() int64 | ~func() float64 | ~func() int | ~func(error) bool
+}
+
+// Set stores f in *dst for the option named option, or returns an error naming the option when f
+// is nil: every option taking a function reads `return contract.Set(ErrInvalid, "WithClock",
+// &c.clock, now)`.
+func Set[F Func](pkg error, option string, dst *F, f F) error {
+	if f == nil {
+		return Field(pkg, option, "nil", "a function")
+	}
+	*dst = f
+	return nil
+}

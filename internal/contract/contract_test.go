@@ -80,3 +80,14 @@ func TestClassify(t *testing.T) {
 		t.Errorf("other error with otherAs Ignore: %v", got)
 	}
 }
+
+func TestSet(t *testing.T) {
+	inv := Invalid("x: invalid")
+	var clock func() int64
+	if err := Set(inv, "WithClock", &clock, func() int64 { return 7 }); err != nil || clock() != 7 {
+		t.Fatalf("Set: %v", err)
+	}
+	if err := Set(inv, "WithClock", &clock, nil); !errors.Is(err, inv) || !strings.Contains(err.Error(), "WithClock = nil") || clock() != 7 {
+		t.Fatalf("Set(nil): %v, and the clock must be left as it was", err)
+	}
+}
