@@ -7,12 +7,12 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
+.PHONY: help test vet fmt-check unit contrib bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-test: fmt-check vet unit bench-quick ## gofmt check, full go vet, race tests with shuffle, the bench suite's quick mode (what CI runs)
+test: fmt-check vet unit contrib bench-quick ## gofmt check, full go vet, race tests with shuffle, every contrib module, the bench suite's quick mode (what CI runs)
 
 demo: ## the overload simulator: every rule, breaker and shedder through simulated overloads, as tables
 	$(GO) run ./cmd/wardsim
@@ -34,6 +34,11 @@ unit: ## go test -race -shuffle=on over every package (the GOMAXPROCS stress tes
 
 bench-pkg: ## the packages' own benchmarks, -count $(COUNT) at -cpu $(CPUS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -cpu $(CPUS) $(PKGS)
+
+CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
+
+contrib: ## every nested module under contrib/ (its own go.mod): go vet and go test -race; services they need (redis-server) are started by their tests
+	@set -e; for d in $(CONTRIB); do echo "== $$d"; (cd $$d && $(GO) vet ./... && $(GO) test -race -count=1 ./...); done
 
 bench-quick: ## the comparison suite in quick mode: every scenario checked, a few iterations each, no timing
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -bench . -benchtime 20x -cpu 1,2 . > /dev/null
