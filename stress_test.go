@@ -1,6 +1,7 @@
-package stress
+package ward_test
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/internal/procs"
+	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
 	"github.com/wardgo/ward/shed"
 )
@@ -41,6 +43,12 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 	striped, err := atomicwindow.NewStriped(8, time.Hour, 2, 0)
 	check(t, err)
 	batch := atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Max)
+
+	var opened, closed atomic.Int64
+	conns, err := pool.New(func(context.Context) (*int, error) { opened.Add(1); return new(int), nil },
+		func(*int) { closed.Add(1) }, pool.Limits{Size: 8, Idle: 8})
+	check(t, err)
+	var lent sync.Map // a resource lent to two callers at once is a bug
 
 	var limiterRefused, shedRefused, brkRefused atomic.Int64
 	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
@@ -87,6 +95,18 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 			fails.Record(k)
 		}
 		striped.AddAll(1, atomicwindow.Bucket{1, 2})
+		if c, err := conns.Acquire(context.Background()); err == nil {
+			if _, twice := lent.LoadOrStore(c, true); twice {
+				t.Error("pool: one resource lent to two callers")
+			}
+			runtime.Gosched()
+			lent.Delete(c)
+			if i%16 == 0 {
+				conns.Destroy(c)
+			} else {
+				conns.Release(c)
+			}
+		}
 		batch.Add(atomicwindow.Bucket{1, int64(i)})
 	}
 
@@ -105,6 +125,13 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 	wg.Wait()
 	stop()
 
+	if st := conns.Stats(); st.Lent != 0 || st.Live > 8 || st.Idle+st.Lent+st.Making != st.Live {
+		t.Errorf("pool: stats %+v with nothing running", st)
+	}
+	conns.Close()
+	if o, c := opened.Load(), closed.Load(); o != c {
+		t.Errorf("pool: %d opened, %d closed after Close", o, c)
+	}
 	if n := limiter.InFlight(); n != 0 {
 		t.Errorf("adaptive: InFlight = %d with nothing running", n)
 	}
