@@ -35,13 +35,27 @@ type Policy struct {
 	// MinShare is the least share of its capacity a server keeps admitting however hot the CPU
 	// is: 0.1 (go-zero overloadFactorLowerBound). In (0, 1].
 	MinShare float64
+	// Memory is how long the server remembers its busiest bucket and its fastest bucket mean
+	// response time: 1 min (ward's own; go-zero has none, which is Memory 0). Capacity is the
+	// busiest bucket's passes times the fastest bucket's mean response time. Under sustained
+	// overload every response time includes the time the call queued, so without a memory the
+	// capacity follows the queue upward, window after window, and the shedder stops protecting
+	// (a 20-worker server offered 4× its throughput for 90 s, the CPU check bypassed, showed 34 to
+	// 48 times its capacity and answered half its calls after more than 1 s: sim.ShedRunaway).
+	// With it, both readings are taken over the window and the last one to two Memory spans, so a
+	// queue cannot inflate the capacity (the same run holds it at 1.25× the pool, p99 two service
+	// times). The price: a server that really got slower while hot is refused what its old speed
+	// could not carry until the memory forgets, within 2 × Memory. Must be >= 0; 0 turns the
+	// memory off.
+	Memory time.Duration
 }
 
 // DefaultPolicy returns the preset: 50 buckets over 5 s, CPU threshold 900 thousandths, 1 s
 // assumed response time, in-flight average weighted 0.9, 1 s to cool, never under 0.1 of
-// capacity — the constants of go-zero's core/load/adaptiveshedder.go (v1.10.3).
+// capacity — the constants of go-zero's core/load/adaptiveshedder.go (v1.10.3) — and the fastest
+// response time remembered for 1 min (ward's own: see Policy.Memory).
 func DefaultPolicy() Policy {
-	return Policy{Buckets: 50, Window: 5 * time.Second, CPU: 900, Latency: time.Second, Beta: 0.9, Cool: time.Second, MinShare: 0.1}
+	return Policy{Buckets: 50, Window: 5 * time.Second, CPU: 900, Latency: time.Second, Beta: 0.9, Cool: time.Second, MinShare: 0.1, Memory: time.Minute}
 }
 
 // ErrInvalid is matched, with errors.Is, by every configuration error of this package (and by
@@ -65,6 +79,8 @@ func (p Policy) Validate() error {
 		return contract.Field(ErrInvalid, "Policy.Cool", p.Cool, ">= 0")
 	case !(p.MinShare > 0 && p.MinShare <= 1):
 		return contract.Field(ErrInvalid, "Policy.MinShare", p.MinShare, "in (0, 1]")
+	case p.Memory < 0:
+		return contract.Field(ErrInvalid, "Policy.Memory", p.Memory, ">= 0 (0 turns the memory off)")
 	}
 	return nil
 }
@@ -77,20 +93,70 @@ const (
 	fields
 )
 
-// capacity is the most calls in flight the window shows the server can carry: the busiest
+// shape is what capacity reads from a window: the busiest bucket's passes and the fastest bucket's
+// mean response time (ns; +Inf when no bucket timed a call). The current, partial bucket is left
+// out: fold with Each(now, false, ...).
+type shape struct {
+	maxPass int64
+	minRT   float64
+}
+
+func newShape() shape { return shape{maxPass: 1, minRT: math.Inf(1)} }
+
+func (s *shape) add(b atomicwindow.Bucket) {
+	s.maxPass = max(s.maxPass, b[fPasses])
+	if b[fRTCount] > 0 {
+		s.minRT = min(s.minRT, float64(b[fRTSum])/float64(b[fRTCount]))
+	}
+}
+
+// capacity is the most calls in flight the window's shape shows the server can carry: the busiest
 // bucket's passes (at least 1) times the fastest bucket's mean response time over the bucket width
-// (passes per millisecond × milliseconds), at least 1. The current, partial bucket is left out.
-func (p *Policy) capacity(each func(current bool, f func(atomicwindow.Bucket))) float64 {
-	maxPass := int64(1)
-	minRT := float64(p.Latency)
-	each(false, func(b atomicwindow.Bucket) {
-		maxPass = max(maxPass, b[fPasses])
-		if b[fRTCount] > 0 {
-			minRT = min(minRT, float64(b[fRTSum])/float64(b[fRTCount]))
-		}
-	})
+// (passes per millisecond × milliseconds), at least 1; Latency stands for the response time while
+// no bucket timed a call. Both are taken over the window and the remembered shape (Memory) together.
+func (p *Policy) capacity(sh, mem shape) float64 {
+	rt := min(sh.minRT, mem.minRT)
+	if math.IsInf(rt, 1) {
+		rt = float64(p.Latency)
+	}
 	width := float64(int64(p.Window) / int64(p.Buckets))
-	return max(float64(maxPass)*minRT/width, 1)
+	return max(float64(max(sh.maxPass, mem.maxPass))*rt/width, 1)
+}
+
+// memory remembers the window's shape over the last one to two Memory spans: the busiest and
+// fastest buckets seen since the span began (cur) and over the span before (prev). Passes and
+// response time are remembered together, so that the capacity is the busiest throughput the
+// server showed times its fastest response time, and neither a queue (which inflates response
+// times) nor a stretch of refusals (which deflates throughput) moves it.
+type memory struct {
+	cur, prev shape
+	since     int64 // when the current span began
+}
+
+func newMemory(now int64) memory { return memory{cur: newShape(), prev: newShape(), since: now} }
+
+// value is the remembered shape (newShape's when there is none, or Memory is 0).
+func (m *memory) value() shape {
+	return shape{maxPass: max(m.cur.maxPass, m.prev.maxPass), minRT: min(m.cur.minRT, m.prev.minRT)}
+}
+
+// fold takes the window's shape at now: a span older than Memory moves to prev (two spans old,
+// it is forgotten), and sh joins the current one. A clock that jumps back restarts the span at
+// now. With Memory 0 it keeps nothing.
+func (p *Policy) fold(m *memory, now int64, sh shape) {
+	if p.Memory == 0 {
+		return
+	}
+	if now < m.since {
+		m.since = now
+	}
+	if span := uint64(now) - uint64(m.since); span >= uint64(p.Memory) {
+		if span >= 2*uint64(p.Memory) {
+			m.cur = newShape()
+		}
+		m.prev, m.cur, m.since = m.cur, newShape(), now
+	}
+	m.cur = shape{maxPass: max(m.cur.maxPass, sh.maxPass), minRT: min(m.cur.minRT, sh.minRT)}
 }
 
 // factor scales capacity down as the CPU nears 1000 thousandths, never under MinShare. It is taken
@@ -142,6 +208,7 @@ type Core struct {
 	win      *atomicwindow.Window[atomicwindow.Bucket]
 	inFlight int64
 	avg      float64
+	mem      memory
 	hotAt    int64 // the last instant the CPU was at or over the threshold; never if it was not
 	dropped  bool  // refused since the server was last found cool
 	refused  int64
@@ -156,7 +223,7 @@ func NewCore(p Policy, now int64) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Core{p: p, win: win, hotAt: never}, nil
+	return &Core{p: p, win: win, hotAt: never, mem: newMemory(now)}, nil
 }
 
 // Ticket is a call a [Core] let through. Settle it once with Pass, Fail or Ignore, as a
@@ -175,7 +242,7 @@ func (c *Core) Allow(now int64, cpu int) (Ticket, bool) {
 	c.hotAt = at
 	if !hot {
 		c.dropped = false
-	} else if c.p.full(c.Capacity(now), cpu, c.avg, c.inFlight) {
+	} else if c.p.full(c.fold(now), cpu, c.avg, c.inFlight) {
 		c.dropped = true
 		c.refused++
 		return Ticket{}, false
@@ -187,7 +254,21 @@ func (c *Core) Allow(now int64, cpu int) (Ticket, bool) {
 // Capacity returns how many calls in flight the window at now shows the server can carry, before
 // the CPU scaling.
 func (c *Core) Capacity(now int64) float64 {
-	return c.p.capacity(func(current bool, f func(atomicwindow.Bucket)) { c.win.Each(now, current, f) })
+	return c.p.capacity(c.shape(now), c.mem.value())
+}
+
+func (c *Core) shape(now int64) shape {
+	sh := newShape()
+	c.win.Each(now, false, func(b atomicwindow.Bucket) { sh.add(b) })
+	return sh
+}
+
+// fold returns the capacity at now and folds the window's shape into the memory.
+func (c *Core) fold(now int64) float64 {
+	sh := c.shape(now)
+	cap := c.p.capacity(sh, c.mem.value())
+	c.p.fold(&c.mem, now, sh)
+	return cap
 }
 
 // leave takes a call out of flight and moves the average of calls in flight.

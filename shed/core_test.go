@@ -206,3 +206,54 @@ func TestPolicyErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMemory: the capacity is taken over the remembered shape (Policy.Memory), so a server that
+// really got four times slower while hot is held at the capacity it showed (and refused what that
+// cannot carry) until the memory forgets, within two Memory spans; Memory 0 credits the new speed
+// within a window (go-zero's arithmetic).
+func TestMemory(t *testing.T) {
+	for _, memory := range []time.Duration{time.Minute, 0} {
+		p := DefaultPolicy()
+		p.Memory = memory
+		c, err := NewCore(p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type due struct {
+			at int64
+			t  Ticket
+		}
+		var flying []due
+		ms := int64(time.Millisecond)
+		capAt := map[int64]float64{}
+		for now := int64(0); now <= 200e9; now += ms { // one call a millisecond, hot, never full
+			for len(flying) > 0 && flying[0].at <= now {
+				flying[0].t.Pass(flying[0].at)
+				flying = flying[1:]
+			}
+			rt := 10 * ms
+			if now >= 30e9 {
+				rt = 40 * ms // the server got slower for good at 30 s
+			}
+			if tk, ok := c.Allow(now, p.CPU); ok {
+				flying = append(flying, due{now + rt, tk})
+			}
+			if now%(10e9) == 0 {
+				capAt[now/1e9] = c.Capacity(now)
+			}
+		}
+		t.Logf("Memory %v: capacity at 20 s %.1f, 40 s %.1f, 200 s %.1f", memory, capAt[20], capAt[40], capAt[200])
+		if capAt[20] < 9 || capAt[20] > 12 {
+			t.Errorf("Memory %v: capacity %.1f at 20 s, want about 10", memory, capAt[20])
+		}
+		if memory > 0 && capAt[40] > 12 {
+			t.Errorf("Memory %v: capacity %.1f at 40 s, want held at about 10 by the floor", memory, capAt[40])
+		}
+		if memory == 0 && capAt[40] < 36 {
+			t.Errorf("Memory 0: capacity %.1f at 40 s, want about 40 at once", capAt[40])
+		}
+		if capAt[200] < 36 || capAt[200] > 44 {
+			t.Errorf("Memory %v: capacity %.1f at 200 s, want about 40 (within 2 × Memory of the change)", memory, capAt[200])
+		}
+	}
+}

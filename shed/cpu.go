@@ -15,16 +15,24 @@ import (
 	"github.com/wardgo/ward/internal/clock"
 )
 
-// CPU samples the CPU use of the process's container, in thousandths of what it may use, for a
-// [Shedder] to read. It reads, in order of preference:
+// CPU samples the CPU use of the process (or of its container, when the container's CPU is
+// limited), in thousandths of what it may use, for a [Shedder] to read. It reads, in order of
+// preference:
 //
-//   - cgroup v2: usage_usec of cpu.stat over the quota in cpu.max and the CPUs in
-//     cpuset.cpus.effective;
-//   - cgroup v1: cpuacct.usage over cpu.cfs_quota_us / cpu.cfs_period_us and cpuset.cpus;
-//   - else /proc/stat: the share of non-idle time over all CPUs.
+//   - cgroup v2 with a quota (cpu.max other than "max"): usage_usec of cpu.stat over the quota
+//     and the CPUs in cpuset.cpus.effective;
+//   - cgroup v1 with a quota (cpu.cfs_quota_us > 0): cpuacct.usage over the quota and
+//     cpuset.cpus;
+//   - else the process's own CPU time, utime + stime of /proc/self/stat, over the wall time
+//     elapsed and the CPUs the process may use.
+//
+// Without a quota the container's, or the machine's, use is not this process's: a neighbouring
+// process heating the machine must not make this server shed, so the reading is then the
+// process's own. With a quota the container's use is what the quota throttles, so it is the
+// reading that matters. The machine-wide /proc/stat is never read.
 //
 // The CPUs the process may use are the fewest of the quota (a fraction: a quota of 150 ms per
-// 100 ms is 1.5 CPUs), the cpuset and runtime.NumCPU. A reading is taken every 250 ms and folded into a
+// 100 ms is 1.5 CPUs), the cpuset and runtime.NumCPU (which follows the process's CPU affinity). A reading is taken every 250 ms and folded into a
 // moving average weighted 0.95 (go-zero's core/stat/usage.go uses the same interval and weight).
 //
 // The sampling goroutine starts on the first Read, not before (nothing runs at import or at
@@ -107,7 +115,7 @@ func (c *CPU) Stop() {
 	<-done
 }
 
-// Source returns which source the sampler reads: "cgroup2", "cgroup1", "procstat" or "none".
+// Source returns which source the sampler reads: "cgroup2", "cgroup1", "procself" or "none".
 func (c *CPU) Source() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -160,21 +168,26 @@ func readFile(path string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
-// detect picks the source for the filesystem under root.
+// detect picks the source for the filesystem under root: a cgroup only when it limits the CPU
+// with a quota, else the process's own time.
 func detect(root string) source {
 	self, _ := os.ReadFile(filepath.Join(root, "proc/self/cgroup"))
 	if _, err := os.Stat(filepath.Join(root, "sys/fs/cgroup/cgroup.controllers")); err == nil {
 		dir := filepath.Join(root, "sys/fs/cgroup", cgroupPath(self, ""))
 		if _, ok := readFile(filepath.Join(dir, "cpu.stat")); ok {
-			return &cgroup2{dir: dir, cpus: limit2(dir, root)}
+			if quota, cpus := limit2(dir, root); quota > 0 {
+				return &cgroup2{dir: dir, cpus: cpus}
+			}
 		}
 	}
 	acct := filepath.Join(root, "sys/fs/cgroup/cpuacct", cgroupPath(self, "cpuacct"))
 	if _, ok := readFile(filepath.Join(acct, "cpuacct.usage")); ok {
-		return &cgroup1{usage: filepath.Join(acct, "cpuacct.usage"), cpus: limit1(root, self)}
+		if quota, cpus := limit1(root, self); quota > 0 {
+			return &cgroup1{usage: filepath.Join(acct, "cpuacct.usage"), cpus: cpus}
+		}
 	}
-	if _, ok := readFile(filepath.Join(root, "proc/stat")); ok {
-		return &procStat{path: filepath.Join(root, "proc/stat")}
+	if _, ok := readFile(filepath.Join(root, "proc/self/stat")); ok {
+		return &procSelf{path: filepath.Join(root, "proc/self/stat"), cpus: fewest(0, 0)}
 	}
 	return none{}
 }
@@ -241,7 +254,8 @@ type cgroup2 struct {
 	cpus float64
 }
 
-func limit2(dir, root string) float64 {
+// limit2 returns the quota in CPUs (0 if none) and the CPUs the process may use.
+func limit2(dir, root string) (float64, float64) {
 	var quota float64
 	if s, ok := readFile(filepath.Join(dir, "cpu.max")); ok {
 		f := strings.Fields(s)
@@ -257,7 +271,7 @@ func limit2(dir, root string) float64 {
 	if !ok {
 		set, _ = readFile(filepath.Join(root, "sys/fs/cgroup/cpuset.cpus.effective"))
 	}
-	return fewest(quota, countCPUs(set))
+	return quota, fewest(quota, countCPUs(set))
 }
 
 func (c *cgroup2) name() string { return "cgroup2" }
@@ -296,7 +310,8 @@ type cgroup1 struct {
 	cpus  float64
 }
 
-func limit1(root string, self []byte) float64 {
+// limit1 returns the quota in CPUs (0 if none) and the CPUs the process may use.
+func limit1(root string, self []byte) (float64, float64) {
 	dir := filepath.Join(root, "sys/fs/cgroup/cpu", cgroupPath(self, "cpu"))
 	var quota float64
 	q, ok1 := readFile(filepath.Join(dir, "cpu.cfs_quota_us"))
@@ -309,7 +324,7 @@ func limit1(root string, self []byte) float64 {
 		}
 	}
 	set, _ := readFile(filepath.Join(root, "sys/fs/cgroup/cpuset", cgroupPath(self, "cpuset"), "cpuset.cpus"))
-	return fewest(quota, countCPUs(set))
+	return quota, fewest(quota, countCPUs(set))
 }
 
 func (c *cgroup1) name() string { return "cgroup1" }
@@ -328,46 +343,43 @@ func (c *cgroup1) read(now int64) (reading, bool) {
 
 func (c *cgroup1) use(prev, cur reading) (float64, bool) { return quotaUse(prev, cur, c.cpus) }
 
-type procStat struct{ path string }
+// userHZ is the unit of utime and stime in /proc/self/stat: clock ticks of 1/100 s (USER_HZ, which
+// the Linux ABI fixes at 100 on every architecture Go supports).
+const userHZ = 100
 
-func (p *procStat) name() string { return "procstat" }
+// procSelf reads the process's own CPU time.
+type procSelf struct {
+	path string
+	cpus float64
+}
 
-// read sums the first "cpu" line: busy is everything but idle and iowait.
-func (p *procStat) read(int64) (reading, bool) {
+func (p *procSelf) name() string { return "procself" }
+
+// read takes utime + stime (fields 14 and 15; the command name in field 2 may hold spaces and
+// parentheses, so the fields are counted from its closing parenthesis) as busy nanoseconds
+// against now.
+func (p *procSelf) read(now int64) (reading, bool) {
 	s, ok := readFile(p.path)
 	if !ok {
 		return reading{}, false
 	}
-	line, _, _ := strings.Cut(s, "\n")
-	f := strings.Fields(line)
-	if len(f) < 5 || f[0] != "cpu" {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
 		return reading{}, false
 	}
-	var total, idle float64
-	for i, v := range f[1:] {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return reading{}, false
-		}
-		if i >= 8 { // guest and guest_nice are already counted in user and nice
-			break
-		}
-		total += n
-		if i == 3 || i == 4 {
-			idle += n
-		}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3
+	if len(f) < 13 {
+		return reading{}, false
 	}
-	return reading{busy: total - idle, total: total}, true
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return reading{}, false
+	}
+	return reading{busy: float64(utime+stime) * (1e9 / userHZ), total: float64(now)}, true
 }
 
-func (p *procStat) use(prev, cur reading) (float64, bool) {
-	total := cur.total - prev.total
-	busy := cur.busy - prev.busy
-	if total <= 0 || busy < 0 {
-		return 0, false
-	}
-	return min(busy/total*1000, 1000), true
-}
+func (p *procSelf) use(prev, cur reading) (float64, bool) { return quotaUse(prev, cur, p.cpus) }
 
 type none struct{}
 

@@ -1,6 +1,7 @@
 package shed
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,24 +66,33 @@ func TestCPUCgroup2(t *testing.T) {
 	}
 }
 
+// statLine is a /proc/self/stat line with the given utime and stime, and a command name with a
+// space and a parenthesis in it.
+func statLine(utime, stime int) string {
+	return fmt.Sprintf("4242 (my (srv) x) S 1 4242 4242 0 -1 4194304 124 0 0 0 %d %d 0 0 20 0 9 0 248917 3133440 414\n", utime, stime)
+}
+
+// TestCPUCgroup2NoQuota: a cgroup without a quota is not read (its use may be a neighbour's); the
+// process's own time is, over the CPUs it may use.
 func TestCPUCgroup2NoQuota(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("needs 2 CPUs for the cpuset to be the limit")
-	}
 	root := fixture(t, map[string]string{
-		"sys/fs/cgroup/cgroup.controllers":    "cpu",
-		"proc/self/cgroup":                    "0::/\n",
-		"sys/fs/cgroup/cpu.max":               "max 100000\n",
-		"sys/fs/cgroup/cpuset.cpus.effective": "1\n", // one CPU
-		"sys/fs/cgroup/cpu.stat":              "usage_usec 0\n",
+		"sys/fs/cgroup/cgroup.controllers": "cpu",
+		"proc/self/cgroup":                 "0::/\n",
+		"sys/fs/cgroup/cpu.max":            "max 100000\n",
+		"sys/fs/cgroup/cpu.stat":           "usage_usec 0\n",
+		"proc/self/stat":                   statLine(0, 0),
 	})
 	c, now := sampler(root)
+	if c.Source() != "procself" {
+		t.Fatalf("source %q, want procself", c.Source())
+	}
 	c.sample()
 	*now += int64(time.Second)
-	write(t, root, "sys/fs/cgroup/cpu.stat", "usage_usec 400000\n")
+	write(t, root, "sys/fs/cgroup/cpu.stat", fmt.Sprintf("usage_usec %d\n", runtime.NumCPU()*1000000)) // the machine: all busy
+	write(t, root, "proc/self/stat", statLine(30, 10))                                                 // the process: 0.4 CPU-s
 	c.sample()
-	if got := c.value.Load(); got != 400 {
-		t.Fatalf("value %d, want 400 (0.4 s of one CPU)", got)
+	if got, want := c.value.Load(), int64(400/float64(runtime.NumCPU())+0.5); got != want {
+		t.Fatalf("value %d, want %d (0.4 s of %d CPUs)", got, want, runtime.NumCPU())
 	}
 }
 
@@ -107,24 +117,43 @@ func TestCPUCgroup1(t *testing.T) {
 	}
 }
 
-func TestCPUProcStat(t *testing.T) {
+// TestCPUProcSelf: without a cgroup, the process's own utime + stime; a neighbour heating the
+// machine (/proc/stat all busy) does not move the reading.
+func TestCPUProcSelf(t *testing.T) {
 	root := fixture(t, map[string]string{
-		"proc/stat": "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\n",
+		"proc/stat":      "cpu  100 0 100 700 100 0 0 0 0 0\n",
+		"proc/self/stat": statLine(100, 20),
 	})
-	c, _ := sampler(root)
-	if c.Source() != "procstat" {
-		t.Fatalf("source %q, want procstat", c.Source())
+	c, now := sampler(root)
+	if c.Source() != "procself" {
+		t.Fatalf("source %q, want procself", c.Source())
 	}
+	cpus := float64(runtime.NumCPU())
 	c.sample()
-	write(t, root, "proc/stat", "cpu  250 0 150 1250 150 0 0 0 0 0\n") // busy +200, total +800
+	*now += int64(2 * time.Second)
+	write(t, root, "proc/stat", "cpu  900 0 900 700 100 0 0 0 0 0\n") // a neighbour: the machine all busy
+	write(t, root, "proc/self/stat", statLine(110, 30))               // the process: 0.2 CPU-s in 2 s
 	c.sample()
-	if got := c.value.Load(); got != 250 {
-		t.Fatalf("value %d, want 250", got)
+	want := int64(100/cpus + 0.5)
+	if got := c.value.Load(); got != want {
+		t.Fatalf("value %d, want %d (0.2 CPU-s over 2 s of %v CPUs)", got, want, cpus)
 	}
-	write(t, root, "proc/stat", "garbage\n")
+	write(t, root, "proc/self/stat", "garbage\n")
+	*now += int64(time.Second)
 	c.sample() // unreadable: the value stays
-	if got := c.value.Load(); got != 250 {
-		t.Fatalf("value %d after a bad read, want 250 kept", got)
+	if got := c.value.Load(); got != want {
+		t.Fatalf("value %d after a bad read, want %d kept", got, want)
+	}
+}
+
+// TestCPUProcSelfReal reads this test process's own CPU time on Linux.
+func TestCPUProcSelfReal(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/stat")
+	}
+	p := &procSelf{path: "/proc/self/stat", cpus: 1}
+	if _, ok := p.read(0); !ok {
+		t.Fatal("/proc/self/stat unreadable")
 	}
 }
 
@@ -150,7 +179,7 @@ func TestCountCPUs(t *testing.T) {
 // TestCPULifecycle: nothing runs before the first Read; Stop ends the goroutine and waits for it;
 // a Read after Stop starts it again.
 func TestCPULifecycle(t *testing.T) {
-	root := fixture(t, map[string]string{"proc/stat": "cpu  1 0 1 8 0 0 0 0 0 0\n"})
+	root := fixture(t, map[string]string{"proc/self/stat": statLine(1, 1)})
 	c := newCPU(root, time.Millisecond, func() int64 { return 0 })
 	if c.state.Load() != 0 {
 		t.Fatal("running before the first Read")

@@ -3,12 +3,26 @@
 // (v1.10.3) does: a CPU spike with nothing queued refuses nothing, and neither does a long queue on
 // an idle CPU.
 //
+// # The shedder or the adaptive limiter
+//
+// Use the shedder when the server's bottleneck is its own CPU: it refuses nothing until the CPU
+// is hot, so a server that is busy but not CPU-bound runs at full speed, and it needs no tuning.
+// Use the adaptive limiter (package adaptive) when the bottleneck is anything else: a worker
+// pool, a connection pool, a lock, a downstream service, a disk. Those queue with the CPU cool,
+// and the shedder, which only sheds when hot, gives them no protection at all; the adaptive
+// limiter reads the response time and holds calls in flight near what the bottleneck can carry.
+// When in doubt, use the adaptive limiter; both can stand in front of the same handler.
+//
+// The CPU reading is the process's own ([CPU]): the container's use when its CPU is limited by
+// a quota, else the process's utime + stime over the CPUs it may use, so a neighbouring process
+// heating the machine does not make this server shed.
+//
 // # Two layers
 //
 // [Core] is the pure arithmetic: deterministic, the clock and the CPU reading passed in, not safe
 // for concurrent use. [Shedder] is the concurrent type: calls in flight kept per P, passes and
 // response times in a per-P striped window, capacity folded and cached, the CPU read from a
-// sampler ([CPU]: cgroup v2, cgroup v1 or /proc/stat) that starts on first use and stops on
+// sampler ([CPU]: a cgroup v2 or v1 quota, or the process's own time) that starts on first use and stops on
 // [Shedder.Stop]. Driven from one goroutine with [WithRefresh](0), [WithSampleEvery](1), an
 // injected clock and an injected CPU reading, a Shedder gives exactly the Core's decisions.
 //
@@ -29,7 +43,9 @@
 // Hot: the CPU is at or over Policy.CPU (900 thousandths), or it was within Policy.Cool (1 s) and
 // the shedder has refused since. Full: both the moving average and the current count of calls in
 // flight exceed the busiest bucket's passes per millisecond × the fastest bucket's mean response
-// time in milliseconds (at least 1), scaled by (1000 − cpu) / (1000 − threshold), held within
+// time in milliseconds (at least 1), both taken over the window and the last one to two
+// Policy.Memory spans (1 min: without it a queue inflates the response times and the capacity with
+// them, window after window), scaled by (1000 − cpu) / (1000 − threshold), held within
 // [MinShare, 1]. The current, partial bucket is left out of both readings.
 //
 // # Edge cases

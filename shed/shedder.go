@@ -70,6 +70,8 @@ type shedderShared struct {
 	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; never if it was not
 	dropped    atomic.Bool   // refused since last found cool
 	refreshing atomic.Int32
+	memPass    atomic.Int64  // the remembered busiest bucket (see Policy.Memory), for readers
+	memRT      atomic.Uint64 // the remembered fastest bucket mean, float64 bits, for readers
 }
 
 // shedderCold is set at construction and only read after (the per-P tables inside are written
@@ -88,6 +90,7 @@ type shedderCold struct {
 	gran     int64
 	inFlight flight
 	refused  clock.Refusals
+	mem      memory // written only by the goroutine holding refreshing
 }
 
 // The pads round each group up to whole cache lines, sized from the group itself.
@@ -207,6 +210,9 @@ func New(opts ...Option) (*Shedder, error) {
 	s.seen.Store(now)
 	s.next.Store(now)
 	s.hotAt.Store(never)
+	s.mem = newMemory(now)
+	s.memPass.Store(1)
+	s.memRT.Store(math.Float64bits(math.Inf(1)))
 	return s, nil
 }
 
@@ -330,13 +336,26 @@ func (s *Shedder) fold(now int64) {
 	if !s.refreshing.CompareAndSwap(0, 1) {
 		return
 	}
-	s.capacity.Store(math.Float64bits(s.capacityAt(now)))
+	sh := s.shape(now)
+	cap := s.p.capacity(sh, s.mem.value())
+	s.p.fold(&s.mem, now, sh)
+	m := s.mem.value()
+	s.memPass.Store(m.maxPass)
+	s.memRT.Store(math.Float64bits(m.minRT))
+	s.capacity.Store(math.Float64bits(cap))
 	s.next.Store(now + s.refresh)
 	s.refreshing.Store(0)
 }
 
+// capacityAt folds the capacity at now without moving the floor.
 func (s *Shedder) capacityAt(now int64) float64 {
-	return s.p.capacity(func(current bool, f func(atomicwindow.Bucket)) { s.win.Each(now, current, f) })
+	return s.p.capacity(s.shape(now), shape{maxPass: s.memPass.Load(), minRT: math.Float64frombits(s.memRT.Load())})
+}
+
+func (s *Shedder) shape(now int64) shape {
+	sh := newShape()
+	s.win.Each(now, false, func(b atomicwindow.Bucket) { sh.add(b) })
+	return sh
 }
 
 // leave takes a settled call out of flight; a timed one moves the average.
