@@ -83,6 +83,8 @@ type breakerCold struct {
 	gran    int64            // how stale seen may grow before a settle stores its reading
 	refused clock.Refusals
 	nop     bool
+	events  func(Event) // WithEvents
+	state   bool        // refusing, as last told to events; written only by the refreshing goroutine
 }
 
 // The pads round each group up to whole cache lines, sized from the group itself.
@@ -103,6 +105,30 @@ type config struct {
 	fail    func(error) bool
 	refresh time.Duration
 	set     bool // refresh given
+	events  func(Event)
+}
+
+// Event says that a breaker started or stopped refusing. It is told by the fold that refreshes
+// the cached ratio (at most once per refresh interval), never by a call's own decision.
+type Event struct {
+	At       int64   // the instant of the fold, in nanoseconds of the breaker's clock
+	Refusing bool    // true: the ratio turned positive; false: it fell back to 0
+	Ratio    float64 // the standing refusal fraction at At (see Ratio)
+}
+
+// WithEvents calls fn when the breaker starts or stops refusing (its drop ratio, before the
+// recovery scaling, turns positive or falls back to 0). fn runs on the goroutine whose call
+// happened to refresh the ratio, while no other refresh can run: keep it short (count, log with
+// log/slog, set a gauge) and do not block in it. It costs nothing on a call that does not refresh.
+// A nil fn is an error.
+func WithEvents(fn func(Event)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return contract.Field(ErrInvalid, "WithEvents", "nil", "a function")
+		}
+		c.events = fn
+		return nil
+	}
 }
 
 // WithPolicy sets the policy (default [DefaultPolicy]).
@@ -166,14 +192,15 @@ func New(opts ...Option) (*Breaker, error) {
 		return nil, err
 	}
 	b := &Breaker{breakerCold: breakerCold{
-		p:     c.policy,
-		win:   win,
-		clock: c.clock,
-		roll:  draw.Func(c.roll),
-		own:   c.own,
-		fail:  c.fail,
-		every: int64(c.refresh),
-		gran:  clock.Granularity(width),
+		p:      c.policy,
+		win:    win,
+		clock:  c.clock,
+		roll:   draw.Func(c.roll),
+		own:    c.own,
+		fail:   c.fail,
+		every:  int64(c.refresh),
+		gran:   clock.Granularity(width),
+		events: c.events,
 	}}
 	b.refused.Init()
 	b.seen.Store(now)
@@ -237,11 +264,15 @@ func (b *Breaker) refresh(now int64) {
 	if !b.refreshing.CompareAndSwap(0, 1) {
 		return
 	}
+	defer b.refreshing.Store(0) // also if an events function panics
 	raw, scaled := b.p.ratio(b.history(now))
 	b.raw.Store(math.Float64bits(raw))
 	b.scaled.Store(math.Float64bits(scaled))
 	b.next.Store(now + b.every)
-	b.refreshing.Store(0)
+	if b.events != nil && (raw > 0) != b.state {
+		b.state = raw > 0
+		b.events(Event{At: now, Refusing: b.state, Ratio: scaled})
+	}
 }
 
 // pullBack reports whether now lies more than a window before the latest reading (the clock

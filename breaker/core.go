@@ -49,12 +49,33 @@ type Policy struct {
 	// Window is the time the buckets cover together: 10 s (go-zero window). Must be at least
 	// Buckets nanoseconds (a bucket at least 1 ns wide).
 	Window time.Duration
+	// Recovery is how long a stretch of buckets with successes and no failures takes to bring the
+	// drop ratio to zero: 0, which means the whole Window (the SRE arithmetic as go-zero has it:
+	// the ratio is scaled by (Buckets − working) / Buckets). After an outage the window is full
+	// of failures, so with the preset a recovered backend is still refused many calls for most of
+	// a Window (40–52% of the calls in the 10 s after a 10 s outage, sim.BreakerRecovery). A shorter Recovery scales by
+	// (R − working) / R, R the buckets Recovery spans (at least 1), so the ratio falls to zero R
+	// buckets after the first bucket that only succeeded. A dead backend answers no call with a
+	// success, so its working run stays 0 and it receives exactly what it would with the preset.
+	// [RecoveryPolicy] sets 1 s. Must be >= 0 and <= Window.
+	Recovery time.Duration
 }
 
 // DefaultPolicy returns the preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s, 40
 // buckets over 10 s — the constants of go-zero's core/breaker/googlebreaker.go (v1.10.3).
 func DefaultPolicy() Policy {
 	return Policy{K: 1.5, KFloor: 1.1, Protection: 5, ProbeAfter: time.Second, Buckets: 40, Window: 10 * time.Second}
+}
+
+// RecoveryPolicy returns [DefaultPolicy] with Recovery 1 s: the drop ratio falls to zero within
+// 1 s of successes after an outage, rather than over the 10 s window. Measured in the simulator
+// (sim.BreakerRecovery, 200 calls a second, five seeds), it refuses 3.6–9.3% of the calls in the
+// 10 s after a 10 s outage where the preset refuses 40–52%, and sends the dead backend exactly as
+// many calls as the preset does.
+func RecoveryPolicy() Policy {
+	p := DefaultPolicy()
+	p.Recovery = time.Second
+	return p
 }
 
 // ErrInvalid is matched, with errors.Is, by every configuration error of this package (and by
@@ -78,6 +99,8 @@ func (p Policy) Validate() error {
 		return contract.Field(ErrInvalid, "Policy.Buckets", p.Buckets, fmt.Sprintf("in [1, %d] (atomicwindow.MaxBuckets)", atomicwindow.MaxBuckets))
 	case p.Window < time.Duration(p.Buckets):
 		return contract.Field(ErrInvalid, "Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
+	case p.Recovery < 0 || p.Recovery > p.Window:
+		return contract.Field(ErrInvalid, "Policy.Recovery", p.Recovery, fmt.Sprintf("in [0, Window (%v)] (0 means Window)", p.Window))
 	}
 	return nil
 }
@@ -131,7 +154,18 @@ func (p *Policy) ratio(h history) (raw, scaled float64) {
 	if raw <= 0 {
 		return raw, 0
 	}
-	return raw, raw * (size - float64(h.working)) / size
+	r := p.recovery()
+	return raw, raw * max(r-float64(h.working), 0) / r
+}
+
+// recovery is how many buckets of uninterrupted success bring the ratio to zero: Recovery in
+// buckets, rounded up, at least 1; Buckets when Recovery is 0.
+func (p *Policy) recovery() float64 {
+	if p.Recovery == 0 {
+		return float64(p.Buckets)
+	}
+	width := int64(p.Window) / int64(p.Buckets)
+	return float64(max((int64(p.Recovery)+width-1)/width, 1))
 }
 
 // Core is the pure SRE breaker: deterministic, allocation-free after construction, not safe for
@@ -143,7 +177,7 @@ func (p *Policy) ratio(h history) (raw, scaled float64) {
 //
 //	w     = max(K − (K − KFloor) · failing / Buckets, KFloor)
 //	drop  = (total − Protection − w · accepts) / (total + 1)
-//	drop ×= (Buckets − working) / Buckets
+//	drop ×= max(R − working, 0) / R       R = Buckets, or Recovery in buckets when set
 //
 // A call is refused when roll < drop. Before the scaling and the draw, the probe: once the
 // breaker has let a call through while refusing, a call more than ProbeAfter after the last one

@@ -265,3 +265,29 @@ func TestTwentyPercentNeverThrottled(t *testing.T) {
 		t.Fatalf("%d calls refused at a 20%% failure rate", refused)
 	}
 }
+
+func TestRecoveryPolicy(t *testing.T) {
+	p := RecoveryPolicy()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []time.Duration{-1, p.Window + 1} {
+		q := p
+		q.Recovery = r
+		if err := q.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Policy.Recovery") {
+			t.Errorf("Recovery %v: %v, want an error naming Policy.Recovery", r, err)
+		}
+	}
+	// Recovery 1 s is 4 buckets of 250 ms: the ratio falls by a quarter with each bucket that only
+	// succeeded, and is 0 after four.
+	if got := p.recovery(); got != 4 {
+		t.Fatalf("recovery() = %v buckets, want 4", got)
+	}
+	for working, want := range []float64{1, 0.75, 0.5, 0.25, 0, 0} {
+		_, scaled := p.ratio(history{accepts: 0, total: 105, working: working})
+		raw, _ := p.ratio(history{accepts: 0, total: 105})
+		if got := scaled / raw; math.Abs(got-want) > 1e-12 {
+			t.Errorf("working %d: scale %v, want %v", working, got, want)
+		}
+	}
+}

@@ -38,6 +38,26 @@
 // recovery (10.5 s in TestRecoveryRun, 11 s in the simulator's seeded run: buckets where the draw
 // let no call through neither extend nor break the run).
 //
+// # Recovery
+//
+// The preset keeps the SRE arithmetic: after an outage the window is full of failures, and the
+// ratio falls only as the successes of a working backend push them out, over most of the 10 s
+// window. [RecoveryPolicy] (Policy.Recovery 1 s) brings the ratio to zero within 1 s of buckets
+// that only succeeded: in the simulator it refuses 3.6–9.3% of the calls in the 10 s after a
+// 10 s outage where the preset refuses 40–52%, and it sends a dead backend exactly the calls the
+// preset sends (a dead backend has no bucket that only succeeded, so the scaling never starts).
+// Use it when a backend's recovery is usually whole, as a restarted process's is; keep the preset
+// when a backend tends to flap.
+//
+// # Events
+//
+// [WithEvents] tells a function when the breaker starts or stops refusing. The fold that refreshes
+// the cached ratio tells it, at most once per refresh interval: no call's decision pays for it.
+//
+//	b, _ := breaker.New(breaker.WithEvents(func(e breaker.Event) {
+//		slog.Info("breaker", "refusing", e.Refusing, "ratio", e.Ratio)
+//	}))
+//
 // # Edge cases
 //
 //   - A refusal is recorded as a Drop at the time of the latest clock reading a settle made (the
