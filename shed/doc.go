@@ -17,6 +17,12 @@
 // a quota, else the process's utime + stime over the CPUs it may use, so a neighbouring process
 // heating the machine does not make this server shed.
 //
+// # Events
+//
+// [WithEvents] tells a function when the shedder turns hot (from the fold that refreshes the
+// capacity, which runs only while hot) and when it cools (from the first call that finds it cool
+// after that): two calls per hot spell, nothing on any other call.
+//
 // # Two layers
 //
 // [Core] is the pure arithmetic: deterministic, the clock and the CPU reading passed in, not safe

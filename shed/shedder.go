@@ -70,6 +70,7 @@ type shedderShared struct {
 	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; never if it was not
 	dropped    atomic.Bool   // refused since last found cool
 	refreshing atomic.Int32
+	told       atomic.Bool   // hot, as last told to WithEvents' function
 	memPass    atomic.Int64  // the remembered busiest bucket (see Policy.Memory), for readers
 	memRT      atomic.Uint64 // the remembered fastest bucket mean, float64 bits, for readers
 }
@@ -91,6 +92,7 @@ type shedderCold struct {
 	inFlight flight
 	refused  clock.Refusals
 	mem      memory // written only by the goroutine holding refreshing
+	events   func(Event)
 }
 
 // The pads round each group up to whole cache lines, sized from the group itself.
@@ -115,6 +117,30 @@ type config struct {
 	every   int
 	refresh time.Duration
 	set     bool
+	events  func(Event)
+}
+
+// Event says that a shedder turned hot or cooled. Turning hot is told by the fold that refreshes
+// the cached capacity (which runs only while the server is hot); cooling by the first call that
+// finds the server cool after that. No other call pays for it.
+type Event struct {
+	At       int64   // nanoseconds of the shedder's clock
+	Hot      bool    // true: turned hot; false: cooled
+	CPU      int     // the CPU reading, thousandths (-1: unknown)
+	Capacity float64 // the capacity the window shows at At, before the CPU scaling
+}
+
+// WithEvents calls fn when the shedder turns hot and when it cools. fn runs on the goroutine of
+// the call that noticed: keep it short (count, log with log/slog, set a gauge) and do not block in
+// it. A nil fn is an error.
+func WithEvents(fn func(Event)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return contract.Field(ErrInvalid, "WithEvents", "nil", "a function")
+		}
+		c.events = fn
+		return nil
+	}
 }
 
 // WithPolicy sets the policy (default [DefaultPolicy]).
@@ -200,6 +226,7 @@ func New(opts ...Option) (*Shedder, error) {
 		refresh: int64(c.refresh),
 		gran:    clock.Granularity(width),
 		beta:    math.Pow(c.policy.Beta, float64(c.every)),
+		events:  c.events,
 	}}
 	s.inFlight.init()
 	s.refused.Init()
@@ -253,6 +280,9 @@ func (s *Shedder) hot(now int64, cpu int) bool {
 	}
 	if !hot && dropped {
 		s.dropped.Store(false)
+	}
+	if !hot && s.events != nil && s.told.Load() && s.told.CompareAndSwap(true, false) {
+		s.events(Event{At: now, Hot: false, CPU: cpu, Capacity: math.Float64frombits(s.capacity.Load())})
 	}
 	return hot
 }
@@ -319,7 +349,7 @@ func (s *Shedder) refuses(now int64, cpu int) bool {
 		return false
 	}
 	if s.refresh == 0 || now >= s.next.Load() {
-		s.fold(now)
+		s.fold(now, cpu)
 	}
 	avg := math.Float64frombits(s.avg.Load())
 	if !s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.inFlight.load()) {
@@ -331,11 +361,13 @@ func (s *Shedder) refuses(now int64, cpu int) bool {
 	return true
 }
 
-// fold refreshes the cached capacity; one goroutine at a time.
-func (s *Shedder) fold(now int64) {
+// fold refreshes the cached capacity, and tells WithEvents' function the server turned hot if it
+// has not yet; one goroutine at a time. It runs only while the server is hot.
+func (s *Shedder) fold(now int64, cpu int) {
 	if !s.refreshing.CompareAndSwap(0, 1) {
 		return
 	}
+	defer s.refreshing.Store(0) // also if an events function panics
 	sh := s.shape(now)
 	cap := s.p.capacity(sh, s.mem.value())
 	s.p.fold(&s.mem, now, sh)
@@ -344,10 +376,12 @@ func (s *Shedder) fold(now int64) {
 	s.memRT.Store(math.Float64bits(m.minRT))
 	s.capacity.Store(math.Float64bits(cap))
 	s.next.Store(now + s.refresh)
-	s.refreshing.Store(0)
+	if s.events != nil && !s.told.Load() && s.told.CompareAndSwap(false, true) {
+		s.events(Event{At: now, Hot: true, CPU: cpu, Capacity: cap})
+	}
 }
 
-// capacityAt folds the capacity at now without moving the floor.
+// capacityAt folds the capacity at now without moving the memory.
 func (s *Shedder) capacityAt(now int64) float64 {
 	return s.p.capacity(s.shape(now), shape{maxPass: s.memPass.Load(), minRT: math.Float64frombits(s.memRT.Load())})
 }
