@@ -256,14 +256,14 @@ func TestMixedOrigins(t *testing.T) {
 	}
 }
 
-// TestLayout: the in-flight count sits alone on the line after one line of padding, the shared
+// TestLayout: the central credits sit alone on the line after one line of padding, the shared
 // limit and window end on the next, and the Limiter is a whole number of lines, on every target
 // (GOARCH=arm included).
 func TestLayout(t *testing.T) {
 	line := uintptr(stripe.CacheLine)
 	var l Limiter
-	if off := unsafe.Offsetof(l.inFlight); off != line {
-		t.Errorf("Limiter.inFlight at offset %d, want %d", off, line)
+	if off := unsafe.Offsetof(l.credits); off != line {
+		t.Errorf("Limiter.credits at offset %d, want %d", off, line)
 	}
 	if off := unsafe.Offsetof(l.limiterShared); off != 2*line {
 		t.Errorf("Limiter.limiterShared at offset %d, want %d", off, 2*line)

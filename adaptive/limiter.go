@@ -23,16 +23,31 @@ var ErrLimitExceeded = contract.Refusal("adaptive: limit exceeded")
 // from one goroutine with an injected clock and WithSampleEvery(1), it gives exactly a Core's
 // decisions and limits.
 //
-// Acquire is a compare-and-set on the in-flight count against the limit, which is itself moved by
-// compare-and-set: a refusal reads two atomics, counts itself in a per-P stripe, reads no clock and
-// allocates nothing. Samples go into per-P stripes without atomic read-modify-write
-// ([atomicwindow.Batch]). A window closes once at least its Duration (1 s) has passed and it holds
-// at least MinSamples timed calls (10); a window that has run its time with fewer is extended (its
-// end moves a Duration past the call that found it short) and keeps its samples. The call that
-// settles after a window closes folds it (one goroutine wins a compare-and-set; the others never
-// wait) and feeds the rule one [Sample]: the window's average response time, its largest in-flight
-// count and whether any call failed. A limit lowered below the calls already running interrupts
-// nothing: new calls are refused until enough have finished.
+// The limit is held as credits spread over per-P pools: an acquire takes a credit from its P's
+// pool (a compare-and-set on that P's own cache line, no read-modify-write on a line other cores
+// write), a settle gives one back to the settling P's pool, and only an empty or overfull pool
+// touches the shared central pool. A P whose pool and the central pool are empty takes a credit
+// parked on another P before refusing, so at most the limit is ever in flight and, driven from one
+// goroutine, exactly the limit is admitted. A refusal reads its own pool, the central pool and
+// the other Ps' pools (lines nobody writes while the limit is full), counts itself in its P's row,
+// reads no clock and allocates nothing. Samples go into per-P stripes without atomic
+// read-modify-write ([atomicwindow.Batch]). A window closes once at least its Duration (1 s) has
+// passed and it holds at least MinSamples timed calls (10); a window that has run its time with
+// fewer is extended (its end moves a Duration past the call that found it short) and keeps its
+// samples. The call that settles after a window closes folds it (one goroutine wins a
+// compare-and-set; the others never wait) and feeds the rule one [Sample]: the window's average
+// response time, its largest in-flight count and whether any call failed. A limit lowered below
+// the calls already running interrupts nothing: it takes the difference out of the central pool
+// (which goes into debt) and sweeps every P's pool into it, so new calls are refused until enough
+// have finished.
+//
+// In flight is not a counter any more: it is the limit less the credits in the central pool and
+// in every P's pool, which takes a read of every P's line. The in-flight maximum a window reports
+// is the largest such reading taken at an admission: every timed admission with
+// WithSampleEvery(1), and one timed admission in 8 otherwise (one admitted call in 64 by
+// default), since the reading makes each P's line travel once; a failed call that was not timed
+// reads it at its settle. [Limiter.InFlight] takes the same reading: exact when no call is being
+// admitted or settled, otherwise a reading of words that move independently.
 //
 // Timing: measuring a response time costs two clock reads (about 27 ns each here), the largest
 // cost of a call. By default a Limiter times one admitted call in every [DefaultSampleEvery]
@@ -50,8 +65,8 @@ type Limiter struct {
 	_ stripe.NoCopy
 	_ [stripe.CacheLine]byte
 
-	inFlight atomic.Int64 // written by every acquire and settle: a line of its own
-	_        [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	credits // written only when a P's pool is empty or overfull: a line of its own
+	_       [creditsPad]byte
 
 	limiterShared
 	_ [sharedPad]byte
@@ -60,9 +75,9 @@ type Limiter struct {
 	_ [coldPad]byte
 }
 
-// limiterShared is read by every acquire or timed settle and written about once per window.
+// limiterShared is read by every timed acquire or settle and written about once per window.
 type limiterShared struct {
-	limit   atomic.Int64 // read by every acquire
+	limit   atomic.Int64 // credits in all: central + pools + in flight
 	end     atomic.Int64 // when the open window may close, read by every timed settle
 	closing atomic.Int32 // 1 while a goroutine folds a window
 }
@@ -75,9 +90,9 @@ type limiterCold struct {
 	own     func(error) bool
 	fail    func(error) bool
 	samples *atomicwindow.Batch
-	ticks   stripe.Counter
-	refused stripe.Counter
-	rule    Rule // touched only by the goroutine holding closing
+	pools   stripe.Table // per P: the credits parked there, its refusals, its admissions (wPool…)
+	rule    Rule         // touched only by the goroutine holding closing
+	events  func(Event)  // WithEvents (events.go)
 
 	windows atomic.Int64
 	lastRTT atomic.Int64
@@ -96,11 +111,12 @@ const DefaultSampleEvery = 8
 type Option func(*config) error
 
 type config struct {
-	clock func() int64
-	every int
-	w     Window
-	own   func(error) bool
-	fail  func(error) bool
+	clock  func() int64
+	every  int
+	w      Window
+	own    func(error) bool
+	fail   func(error) bool
+	events func(Event) // WithEvents (events.go)
 }
 
 // WithClock replaces the clock: nanoseconds from any monotonic origin. For tests. A nil clock is
@@ -161,10 +177,10 @@ func New(rule Rule, opts ...Option) (*Limiter, error) {
 	}
 	l := &Limiter{}
 	l.clock, l.w, l.every, l.own, l.fail, l.rule = c.clock, c.w, int64(c.every), c.own, c.fail, rule
+	l.events = c.events
 	l.samples = atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Sum, atomicwindow.Max, atomicwindow.Max)
-	l.ticks.Init()
-	l.refused.Init()
-	l.limit.Store(limitOfRule(rule))
+	l.pools.Init(rowWords)
+	l.setLimit(limitOfRule(rule))
 	l.end.Store(l.w.endOf(l.clock()))
 	return l, nil
 }
@@ -184,26 +200,49 @@ type Lease struct {
 	timed    bool
 }
 
-// Acquire admits a call if fewer than the limit are in flight. It never blocks and never reads
-// the clock on a refusal.
+// Acquire admits a call if fewer than the limit are in flight: it takes a credit from its P's
+// pool, else from the central pool or another P's. It never blocks and never reads the clock on a
+// refusal.
 func (l *Limiter) Acquire() (Lease, bool) {
-	for {
-		n := l.inFlight.Load()
-		if n >= l.limit.Load() {
-			if l.samples == nil { // the zero Limiter: its limit is 0
-				panic("adaptive: Limiter used without New")
-			}
-			l.refused.Inc()
-			return Lease{}, false
-		}
-		if l.inFlight.CompareAndSwap(n, n+1) {
-			if l.every > 1 && l.ticks.Add(1)&(l.every-1) != 0 {
-				return Lease{lim: l, inFlight: n + 1}, true
-			}
-			return Lease{lim: l, start: l.clock(), inFlight: n + 1, timed: true}, true
-		}
+	r := l.pools.Current()
+	if r == nil {
+		panic("adaptive: Limiter used without New")
 	}
+	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
+	row := r.Row(stripe.PinRow(r))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows the table and returns pinned
+		stripe.Unpin()
+		row = l.pools.Pin()
+	}
+	w := (*int64)(row)
+	if n := atomic.LoadInt64(w); (n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1)) && !l.takeSlow(w) {
+		stripe.Add((*int64)(unsafe.Add(row, wRefused*8)), 1)
+		stripe.Unpin()
+		return Lease{}, false
+	}
+	t := tick(row)
+	stripe.Unpin()
+	return l.admitted(t), true
 }
+
+// admitted is the lease of the t-th call admitted on its P: timed one in every.
+func (l *Limiter) admitted(t int64) Lease {
+	if l.every == 1 {
+		return Lease{lim: l, start: l.clock(), inFlight: l.inFlightNow(), timed: true}
+	}
+	if t&(l.every-1) != 0 {
+		return Lease{lim: l}
+	}
+	var n int64
+	if t&(inFlightEvery*l.every-1) == 0 {
+		n = l.inFlightNow()
+	}
+	return Lease{lim: l, start: l.clock(), inFlight: n, timed: true}
+}
+
+// inFlightEvery: with sampling, one timed call in inFlightEvery also counts the calls in flight,
+// which reads every P's pool (a cache line that P writes), so it is kept off most calls.
+const inFlightEvery = 8
 
 // Pass settles a call that succeeded: its response time is a sample.
 func (ls *Lease) Pass() { ls.settle(false) }
@@ -216,7 +255,7 @@ func (ls *Lease) Fail() { ls.settle(true) }
 func (ls *Lease) Ignore() {
 	if l := ls.lim; l != nil {
 		ls.lim = nil
-		l.inFlight.Add(-1)
+		l.give()
 	}
 }
 
@@ -226,13 +265,14 @@ func (ls *Lease) settle(failed bool) {
 		return
 	}
 	ls.lim = nil
-	l.inFlight.Add(-1)
 	if !ls.timed {
 		if failed {
-			l.samples.Add(entry(0, 0, ls.inFlight, false, true))
+			l.samples.Add(entry(0, 0, l.inFlightNow(), false, true))
 		}
+		l.give()
 		return
 	}
+	l.give()
 	now := l.clock()
 	l.samples.Add(entry(ls.start, now, ls.inFlight, true, failed))
 	if l.w.due(now, l.end.Load()) {
@@ -258,7 +298,7 @@ func (l *Limiter) close(now int64) {
 		return
 	}
 	limit, rtt := learn(l.rule, w)
-	l.limit.Store(limit)
+	l.tell(now, limit, rtt) // events.go: sets the limit, tells WithEvents' function if it moved
 	l.lastRTT.Store(rtt)
 	l.windows.Add(1)
 }
@@ -267,7 +307,7 @@ func (l *Limiter) close(now int64) {
 func (l *Limiter) Limit() int { return int(l.limit.Load()) }
 
 // InFlight returns how many admitted calls have not settled.
-func (l *Limiter) InFlight() int { return int(l.inFlight.Load()) }
+func (l *Limiter) InFlight() int { return int(l.inFlightNow()) }
 
 // Snapshot returns the limiter's state. Its fields are read one by one and may be from slightly
 // different instants.
@@ -277,7 +317,7 @@ func (l *Limiter) Snapshot() Snapshot {
 		InFlight: l.InFlight(),
 		Windows:  l.windows.Load(),
 		Latency:  time.Duration(l.lastRTT.Load()),
-		Refused:  l.refused.Load(),
+		Refused:  l.sumOf(wRefused),
 	})
 }
 
@@ -322,12 +362,10 @@ func (p PermitAdapter) Acquire(int64) bool {
 	return ok
 }
 
-// Release frees one slot, never taking the in-flight count below zero.
+// Release frees one slot. With no call in flight it frees nothing; a Release racing the last
+// calls' settles may free one more than was taken (a bug in the caller either way).
 func (p PermitAdapter) Release(int64) {
-	for {
-		n := p.l.inFlight.Load()
-		if n <= 0 || p.l.inFlight.CompareAndSwap(n, n-1) {
-			return
-		}
+	if p.l.inFlightNow() > 0 {
+		p.l.give()
 	}
 }

@@ -162,3 +162,10 @@ func (t *Table) Rows() int {
 	}
 	return n
 }
+
+// Len returns how many rows r holds.
+func (r *Rows) Len() int { return r.n }
+
+// Prev returns the rows a growth replaced, nil for the first: with [Table.Current] a caller walks
+// every row ever made, as [Table.All] does, without a closure.
+func (r *Rows) Prev() *Rows { return r.prev }

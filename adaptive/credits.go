@@ -1,0 +1,174 @@
+package adaptive
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// credits holds a limit as credits: one per call that may still start. A credit is in exactly one
+// place: the central pool, one P's pool, or a call in flight, so
+//
+//	central + Σ pools + in flight = limit
+//
+// at every instant no update is half done. An acquire takes a credit from its P's pool with a
+// compare-and-set on that P's own cache line (no other core writes it, so the line does not move);
+// a release adds one to the releasing P's pool the same way. Only an empty pool (take a batch from
+// the central pool, or take one credit from another P's pool when the central one is empty) and an
+// overfull one (give the excess back) touch the shared word. This is a distributed semaphore with
+// exact accounting: a P's pool is a word written atomically, never a count that may lose updates,
+// because a lowered limit takes credits out of other Ps' pools.
+//
+// A lowered limit subtracts the difference from the central pool, which may go negative (a debt),
+// and sweeps every P's pool into it. While the central pool is in debt an acquire that finds its
+// own pool empty is refused, and a release that finds a debt after adding its credit sweeps its
+// own pool into the central one, so every credit released after the sweep pays the debt and none
+// stays parked: no more calls than the new limit are in flight once the calls admitted before the
+// change have settled. A call that took its P's last pooled credit while the limit was being
+// lowered is admitted under the limit it read, as a compare-and-set on one in-flight count is.
+type credits struct {
+	central atomic.Int64 // may be negative: the debt a lowered limit left
+	batch   atomic.Int64 // credits an empty pool takes from the central pool at once; a pool keeps at most 2×batch
+}
+
+// creditsPad rounds credits to whole cache lines.
+const creditsPad = (stripe.CacheLine - unsafe.Sizeof(credits{})%stripe.CacheLine) % stripe.CacheLine
+
+// The words of a P's row in Limiter.pools. The pool is written atomically (another P may sweep
+// it); the counts only by the goroutine pinned to the row's P.
+const (
+	wPool    = iota // credits parked on this P
+	wRefused        // refusals on this P
+	wTicks          // admissions on this P, which choose the timed calls
+	rowWords
+)
+
+// tick counts an admission in row, which the caller is pinned to, and returns the row's count.
+func tick(row unsafe.Pointer) int64 {
+	w := (*int64)(unsafe.Add(row, wTicks*8))
+	stripe.Add(w, 1)
+	return stripe.Load(w)
+}
+
+// sumOf sums word i over every row ever made.
+func (l *Limiter) sumOf(i uintptr) int64 {
+	var s int64
+	for row := range l.pools.All() {
+		s += stripe.Load((*int64)(unsafe.Add(row, i*8)))
+	}
+	return s
+}
+
+// pool returns the calling P's pool word. Nothing runs pinned but the read of the P's index: the
+// goroutine may move to another P before it uses the word, which costs a shared line once and
+// never a credit, since every pool word is written atomically.
+func (l *Limiter) pool() *int64 {
+	r := l.pools.Current()
+	if r == nil {
+		panic("adaptive: Limiter used without New")
+	}
+	p := stripe.PinRow(r)
+	stripe.Unpin()
+	if w := r.Row(p); w != nil {
+		return (*int64)(w)
+	}
+	w := l.pools.Pin() // GOMAXPROCS grew: the table grows, keeping the old rows for sweeps
+	stripe.Unpin()
+	return (*int64)(w)
+}
+
+// takeSlow takes one credit for a caller whose own pool w is empty: a batch from the central
+// pool, else one parked on another P. It reports false when none is free or the central pool is in
+// debt. Its caller is pinned: it only loads, adds and compares-and-sets.
+func (l *Limiter) takeSlow(w *int64) bool {
+	for tries := 0; tries < 4; tries++ {
+		f := l.central.Load()
+		switch {
+		case f < 0:
+			return false // a lowered limit waits for calls to finish
+		case f > 0:
+			if k := min(f, l.batch.Load()); l.central.CompareAndSwap(f, f-k) {
+				if k > 1 {
+					atomic.AddInt64(w, k-1)
+					l.repay(w) // a limit lowered meanwhile may have swept the pools already
+				}
+				return true
+			}
+		case l.stealOne(w): // the central pool is empty: are credits parked on other Ps?
+			return true
+		case l.central.Load() <= 0:
+			return false
+		}
+	}
+	return false
+}
+
+// stealOne takes one credit from any P's pool but own (found empty), the rows left by a growth of
+// the table included.
+func (l *Limiter) stealOne(own *int64) bool {
+	for r := l.pools.Current(); r != nil; r = r.Prev() {
+		for i := range r.Len() {
+			v := (*int64)(r.Row(i))
+			if v == own {
+				continue
+			}
+			for n := atomic.LoadInt64(v); n > 0; n = atomic.LoadInt64(v) {
+				if atomic.CompareAndSwapInt64(v, n, n-1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// give returns one credit to the calling P's pool; an overfull pool gives half back, and a debt
+// in the central pool takes the whole pool.
+func (l *Limiter) give() {
+	w := l.pool()
+	n := atomic.AddInt64(w, 1)
+	if b := l.batch.Load(); n > 2*b {
+		if atomic.CompareAndSwapInt64(w, n, n-b) {
+			l.central.Add(b)
+		}
+	}
+	l.repay(w)
+}
+
+// repay sweeps the pool w into the central pool if the central one is in debt. Called after a
+// credit entered w: either it sees the debt, or the sweep of the goroutine that lowered the limit
+// (after making the debt) sees the credit, since both sides write before they read.
+func (l *Limiter) repay(w *int64) {
+	if l.central.Load() < 0 {
+		if k := atomic.SwapInt64(w, 0); k > 0 {
+			l.central.Add(k)
+		}
+	}
+}
+
+// setLimit moves the limit to limit, adding or reclaiming the difference; one goroutine at a time
+// (New, or the one closing a window).
+func (l *Limiter) setLimit(limit int64) {
+	old := l.limit.Swap(limit)
+	l.batch.Store(max(limit/int64(4*l.pools.Rows()), 1))
+	l.central.Add(limit - old)
+	if limit >= old {
+		return
+	}
+	for row := range l.pools.All() {
+		if k := atomic.SwapInt64((*int64)(row), 0); k > 0 {
+			l.central.Add(k)
+		}
+	}
+}
+
+// inFlightNow returns limit − central − Σ pools: exact when no call is being admitted or settled,
+// a reading of words that move independently otherwise (never below 0).
+func (l *Limiter) inFlightNow() int64 {
+	n := l.limit.Load() - l.central.Load()
+	for row := range l.pools.All() {
+		n -= atomic.LoadInt64((*int64)(row))
+	}
+	return max(n, 0)
+}

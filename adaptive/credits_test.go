@@ -1,0 +1,167 @@
+package adaptive
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardgo/ward/internal/procs"
+)
+
+// TestStressCrossP: 256 goroutines acquire and hand every lease to one of 16 others, which settle
+// it, so credits are taken on one P and given back on another, while AIMD moves the limit and
+// GOMAXPROCS moves under both. An independent counter of calls between acquire and settle never
+// passes the rule's Max, the credits add up to the limit at the end, and a full drain admits
+// exactly the final limit.
+func TestStressCrossP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := AIMD{Initial: 10, Min: 1, Max: 40, Backoff: 0.5, Timeout: time.Second}
+	rule, _ := NewAIMD(p)
+	var tick atomic.Int64
+	l, _ := New(rule, WithClock(func() int64 { return tick.Add(int64(ms)) }), WithWindow(Window{Duration: ms, MinSamples: 1}), WithSampleEvery(2))
+	stop := procs.Flip()
+	goroutines, calls := 256, 300
+	if testing.Short() {
+		calls = 40
+	}
+	type held struct {
+		lease Lease
+		i     int
+	}
+	handoff := make(chan held, 64)
+	var inside, peak atomic.Int64
+	var acquirers, settlers sync.WaitGroup
+	for s := 0; s < 16; s++ {
+		settlers.Add(1)
+		go func() {
+			defer settlers.Done()
+			for h := range handoff {
+				inside.Add(-1)
+				switch h.i % 10 {
+				case 0:
+					h.lease.Fail()
+				case 1:
+					h.lease.Ignore()
+				default:
+					h.lease.Pass()
+				}
+			}
+		}()
+	}
+	var start sync.WaitGroup
+	start.Add(1)
+	for g := 0; g < goroutines; g++ {
+		acquirers.Add(1)
+		go func() {
+			defer acquirers.Done()
+			start.Wait()
+			for i := 0; i < calls; i++ {
+				lease, ok := l.Acquire()
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				n := inside.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				if n > int64(p.Max) {
+					t.Errorf("%d inside, over the bound %d (limit now %d)", n, p.Max, l.Limit())
+				}
+				handoff <- held{lease, i}
+			}
+		}()
+	}
+	start.Done()
+	acquirers.Wait()
+	close(handoff)
+	settlers.Wait()
+	stop()
+	if n := l.InFlight(); n != 0 {
+		t.Fatalf("InFlight after every lease settled = %d, want 0", n)
+	}
+	limit := l.Limit()
+	var leases []Lease
+	for {
+		lease, ok := l.Acquire()
+		if !ok {
+			break
+		}
+		leases = append(leases, lease)
+	}
+	if len(leases) != limit {
+		t.Fatalf("a drain after the run admitted %d, want the limit %d", len(leases), limit)
+	}
+	for i := range leases {
+		leases[i].Ignore()
+	}
+	t.Logf("peak inside %d, limit %d, windows %d, refused %d", peak.Load(), limit, l.Snapshot().Windows, l.Snapshot().Refused)
+}
+
+// TestCreditsReclaimExactly: credits parked on many Ps (calls acquired on some goroutines and
+// settled on others) are reclaimed when the limit drops: while more calls are in flight than the
+// new limit, every acquire is refused; each settle pays the debt first; then exactly the new limit
+// is admitted. Raising the limit gives the difference back at once.
+func TestCreditsReclaimExactly(t *testing.T) {
+	l, _ := New(mustFixed(64))
+	park := func(n int) { // acquire n on many goroutines, settle them on others: credits scatter over Ps
+		var wg sync.WaitGroup
+		ch := make(chan Lease, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if lease, ok := l.Acquire(); ok {
+					ch <- lease
+				}
+			}()
+		}
+		wg.Wait()
+		close(ch)
+		for lease := range ch {
+			wg.Add(1)
+			go func() { defer wg.Done(); lease.Pass() }()
+		}
+		wg.Wait()
+	}
+	drain := func() []Lease {
+		var ls []Lease
+		for {
+			lease, ok := l.Acquire()
+			if !ok {
+				return ls
+			}
+			ls = append(ls, lease)
+		}
+	}
+	park(64)
+	held := drain()
+	if len(held) != 64 {
+		t.Fatalf("drained %d of 64", len(held))
+	}
+	l.setLimit(10) // 64 in flight, limit 10: a debt of 54
+	for i := 0; i < 54; i++ {
+		held[i].Pass()
+		if _, ok := l.Acquire(); ok {
+			t.Fatalf("admitted with %d in flight over a limit of 10", 64-i-1)
+		}
+	}
+	held = held[54:]
+	if n := l.InFlight(); n != 10 {
+		t.Fatalf("InFlight = %d, want 10", n)
+	}
+	for i := range held {
+		held[i].Pass()
+	}
+	park(10)
+	l.setLimit(7)
+	if got := drain(); len(got) != 7 {
+		t.Fatalf("after lowering to 7 with credits parked: drained %d", len(got))
+	} else {
+		l.setLimit(9)
+		if more := drain(); len(more) != 2 {
+			t.Fatalf("after raising 7 → 9: %d more, want 2", len(more))
+		}
+	}
+}
