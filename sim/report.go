@@ -23,6 +23,15 @@ func Limiters(seed uint64) map[string]map[string]Run {
 	return out
 }
 
+// Names are the names of the rules every limiter scenario runs, in the order of Rules.
+func Names() []string {
+	var names []string
+	for _, r := range Rules(1) {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
 func secs(d time.Duration) string {
 	if d < 0 {
 		return "never"
@@ -61,12 +70,13 @@ func WriteReport(w io.Writer, seed uint64, extra map[string]map[string]Run, extr
 			runs[sc][name] = run
 		}
 	}
-	order := append([]string{"AIMD", "Vegas", "Gradient", "MinRTT", "Fixed"}, extraOrder...)
+	order := append(Names(), extraOrder...)
 	fmt.Fprintf(w, "ward overload simulator, seed %d. goodput: calls completed within the timeout per second over the\n", seed)
 	fmt.Fprintf(w, "backend's capacity throughput; p99 late: the second half of the phase; settle: until the limit lay in [C, 2C].\n")
 	for _, sc := range Scenarios() {
 		WriteLimiterTable(w, sc, runs[sc.Name], order)
 	}
+	WriteScores(w, runs, order)
 
 	o := Outage(seed)
 	fmt.Fprintf(w, "\noutage: 100 calls/s, the backend fails every call from 30 s to 60 s; breaker preset (go-zero's numbers)\n")
@@ -90,6 +100,80 @@ func WriteReport(w io.Writer, seed uint64, extra map[string]map[string]Run, extr
 		fmt.Fprintf(w, "%-6d %7d %8d %7d\n", i, row[0], row[1], row[2])
 	}
 	return runs
+}
+
+// Score is one rule's figures against the bars a settling limit is held to.
+type Score struct {
+	ColdSettle   time.Duration // cold: until the limit first lay in [C, 2C]; -1 never
+	ColdGoodput  float64       // cold: over the whole 30 s
+	SpikeGoodput float64       // spike: while the service time is tripled
+	SpikeRecover time.Duration // spike: from its end until the limit lay in [C, 2C]; -1 never
+	Peak         float64       // overload: the largest limit after the first 10 s, over C
+	End          float64       // overload: the limit at the end, over C
+	P99          float64       // the worst settled p99 (second half of a phase) over the unloaded time, in every phase of every scenario
+	SmallP99     float64       // small: settled p99 over the unloaded time
+	SmallGoodput float64       // small
+}
+
+// Unloaded is the slowest response time a phase's backend gives without queueing.
+func Unloaded(p Phase) time.Duration { return time.Duration(float64(p.Base) * 1.1) }
+
+// Scores reads one rule's Score from the runs of every scenario (keyed by scenario name).
+func Scores(runs map[string]Run) Score {
+	var s Score
+	cold, spike, over, small := runs["cold"].Phases[0], runs["spike"].Phases, runs["overload"].Phases[0], runs["small"].Phases[0]
+	s.ColdSettle, s.ColdGoodput = cold.Settle, cold.Goodput
+	s.SpikeGoodput, s.SpikeRecover = spike[1].Goodput, spike[2].Settle
+	s.Peak, s.End = float64(over.Peak)/float64(over.Capacity), float64(over.Limit)/float64(over.Capacity)
+	s.SmallP99, s.SmallGoodput = float64(small.P99Late)/float64(Unloaded(small.Phase)), small.Goodput
+	for _, r := range runs {
+		for _, p := range r.Phases {
+			s.P99 = max(s.P99, float64(p.P99Late)/float64(Unloaded(p.Phase)))
+		}
+	}
+	return s
+}
+
+// Bars says which of the bars a settling limit is held to s meets, in the order of the scores
+// table's columns: settles from a cold start within 10 s; a spike costs at most 10 points of
+// goodput; the limit is back within [C, 2C] within 10 s of the spike's end; the limit stays within
+// 1.3 × C under sustained overload; the settled p99 is at most 2 × unloaded everywhere.
+func (s Score) Bars() [5]bool {
+	return [5]bool{
+		s.ColdSettle >= 0 && s.ColdSettle <= 10*time.Second,
+		s.SpikeGoodput >= 0.9,
+		s.SpikeRecover >= 0 && s.SpikeRecover <= 10*time.Second,
+		s.Peak <= 1.3,
+		s.P99 <= 2,
+	}
+}
+
+// WriteScores prints every rule's Score, one row each, with the bars it meets.
+func WriteScores(w io.Writer, runs map[string]map[string]Run, order []string) {
+	fmt.Fprintf(w, "\nscores: every rule against the bars of a limit that settles (bars: cold settle <= 10s, spike goodput >= 90%%,\n")
+	fmt.Fprintf(w, "spike recovery <= 10s, overload peak <= 1.3C, settled p99 <= 2x unloaded in every phase of every scenario)\n")
+	fmt.Fprintf(w, "%-14s %6s %6s %7s %8s %6s %6s %6s %8s %8s  %s\n", "rule", "cold", "cold", "spike", "spike", "peak", "end", "p99", "small", "small", "bars")
+	fmt.Fprintf(w, "%-14s %6s %6s %7s %8s %6s %6s %6s %8s %8s\n", "", "settle", "good", "good", "recover", "/C", "/C", "/unld", "p99/unld", "good")
+	for _, name := range order {
+		byScenario := map[string]Run{}
+		for sc, rows := range runs {
+			if r, ok := rows[name]; ok {
+				byScenario[sc] = r
+			}
+		}
+		if len(byScenario) < 4 {
+			continue
+		}
+		s := Scores(byScenario)
+		met := 0
+		for _, ok := range s.Bars() {
+			if ok {
+				met++
+			}
+		}
+		fmt.Fprintf(w, "%-14s %6s %5.0f%% %6.0f%% %8s %6.2f %6.2f %6.2f %8.2f %7.0f%%  %d/5\n", name, secs(s.ColdSettle), 100*s.ColdGoodput,
+			100*s.SpikeGoodput, secs(s.SpikeRecover), s.Peak, s.End, s.P99, s.SmallP99, 100*s.SmallGoodput, met)
+	}
 }
 
 // Bursts offers one burst of forty calls every two seconds, straddling the second boundary, to a

@@ -24,6 +24,7 @@ func Rules(fixed int) []Rule {
 		{"Vegas", func() adaptive.Rule { r, _ := adaptive.NewVegas(adaptive.DefaultVegas(), constRoll(0.5)); return r }},
 		{"Gradient", func() adaptive.Rule { r, _ := adaptive.NewGradient(adaptive.DefaultGradient()); return r }},
 		{"MinRTT", func() adaptive.Rule { r, _ := adaptive.NewMinRTT(adaptive.DefaultMinRTT(), constRoll(0.5)); return r }},
+		{"Knee", func() adaptive.Rule { r, _ := adaptive.NewKnee(adaptive.DefaultKnee()); return r }},
 		{"Fixed", func() adaptive.Rule {
 			r, err := adaptive.NewFixed(fixed)
 			if err != nil {
@@ -73,7 +74,8 @@ type Scenario struct {
 	Phases  []Phase
 }
 
-// Scenarios are the limiter scenarios: the capacity steps down and back up; the latency spikes.
+// Scenarios are the limiter scenarios: the capacity steps down and back up; the latency spikes; a
+// cold start; sustained overload of a small backend; a backend of 8 slots.
 func Scenarios() []Scenario {
 	base := 50 * time.Millisecond
 	return []Scenario{
@@ -86,6 +88,21 @@ func Scenarios() []Scenario {
 			Name: "spike", About: "service time 50 ms → 150 ms for 30 s → 50 ms, capacity 80; 300 clients; calls over 600 ms time out",
 			Clients: 300, Timeout: 12 * base,
 			Phases: []Phase{{100 * time.Second, 80, base}, {30 * time.Second, 80, 3 * base}, {100 * time.Second, 80, base}},
+		},
+		{
+			Name: "cold", About: "a cold start at capacity 80 for 30 s; 300 clients; calls over 200 ms time out",
+			Clients: 300, Timeout: 4 * base,
+			Phases: []Phase{{30 * time.Second, 80, base}},
+		},
+		{
+			Name: "overload", About: "capacity 20, 80 clients (4× what it carries) for 90 s; calls over 200 ms time out",
+			Clients: 80, Timeout: 4 * base,
+			Phases: []Phase{{90 * time.Second, 20, base}},
+		},
+		{
+			Name: "small", About: "a backend of 8 slots for 60 s; 40 clients; calls over 200 ms time out",
+			Clients: 40, Timeout: 4 * base,
+			Phases: []Phase{{60 * time.Second, 8, base}},
 		},
 	}
 }

@@ -79,6 +79,7 @@ type PhaseStats struct {
 	Refused float64       // refused attempts over all attempts
 	Settle  time.Duration // from the phase's start until the limit first lay in [Capacity, 2 × Capacity]; -1: never
 	Limit   int           // at the end of the phase
+	Peak    int           // the largest limit sampled (once a second) after the phase's first 10 s
 }
 
 // Run is one admission control through one scenario.
@@ -109,6 +110,7 @@ func Closed(a Admitter, clock *int64, clients int, timeout time.Duration, phases
 		var rts, late []time.Duration
 		var good, attempts, refused int64
 		settle := time.Duration(-1)
+		peak := 0
 		for q.Len() > 0 && q[0].at < end {
 			e := heap.Pop(&q).(event)
 			*clock = e.at
@@ -117,8 +119,12 @@ func Closed(a Admitter, clock *int64, clients int, timeout time.Duration, phases
 				run.P99s = append(run.P99s, pct(secRT, 0.99))
 				secRT = secRT[:0]
 				nextSample += int64(time.Second)
-				if lim := a.Limit(); settle < 0 && lim >= ph.Capacity && lim <= 2*ph.Capacity {
+				lim := a.Limit()
+				if settle < 0 && lim >= ph.Capacity && lim <= 2*ph.Capacity {
 					settle = time.Duration(*clock - start)
+				}
+				if *clock-start >= int64(10*time.Second) {
+					peak = max(peak, lim)
 				}
 			}
 			if e.done {
@@ -154,6 +160,7 @@ func Closed(a Admitter, clock *int64, clients int, timeout time.Duration, phases
 			Refused: float64(refused) / float64(max(attempts, 1)),
 			Settle:  settle,
 			Limit:   a.Limit(),
+			Peak:    peak,
 		})
 	}
 	return run

@@ -93,3 +93,61 @@ func TestSimReportIsDeterministic(t *testing.T) {
 		t.Fatal("the SVG has no line")
 	}
 }
+
+// runsOf runs one rule through every limiter scenario, keyed by scenario name.
+func runsOf(rule Rule) map[string]Run {
+	out := map[string]Run{}
+	for _, sc := range Scenarios() {
+		var clock int64
+		out[sc.Name] = Closed(Ward(rule.New(), &clock), &clock, sc.Clients, sc.Timeout, sc.Phases, 1)
+	}
+	return out
+}
+
+// TestSimKneeBars: the Knee preset meets every bar of a limit that settles (cold start within
+// 10 s at C = 80, a tripled service time for 30 s costing at most 10 points of goodput and
+// recovered within 10 s of its end, the limit within 1.3 × C under 90 s of 4× overload, settled
+// p99 within 2 × unloaded everywhere, an 8-slot backend protected), and beats Gradient on each.
+func TestSimKneeBars(t *testing.T) {
+	racetest.Skip(t)
+	byName := map[string]Rule{}
+	for _, r := range Rules(1) {
+		byName[r.Name] = r
+	}
+	runs := runsOf(byName["Knee"])
+	knee, grad := Scores(runs), Scores(runsOf(byName["Gradient"]))
+	t.Logf("Knee %+v", knee)
+	t.Logf("Gradient %+v", grad)
+	names := []string{"cold settle <= 10s", "spike goodput >= 90%", "spike recovery <= 10s", "overload peak <= 1.3C", "settled p99 <= 2x unloaded"}
+	for i, ok := range knee.Bars() {
+		if !ok {
+			t.Errorf("Knee misses the bar %q", names[i])
+		}
+	}
+	if cost := runs["spike"].Phases[0].Goodput - knee.SpikeGoodput; cost > 0.10 {
+		t.Errorf("the spike costs Knee %.0f points of goodput, want <= 10", 100*cost)
+	}
+	if knee.SmallP99 > 2 || knee.SmallGoodput < 0.9 {
+		t.Errorf("8 slots: Knee's settled p99 %.2f× unloaded, goodput %.0f%%; want <= 2×, >= 90%%", knee.SmallP99, 100*knee.SmallGoodput)
+	}
+	beats := []struct {
+		what       string
+		knee, grad float64
+		lower      bool
+	}{
+		{"cold settle", float64(knee.ColdSettle), float64(grad.ColdSettle), true},
+		{"cold goodput", knee.ColdGoodput, grad.ColdGoodput, false},
+		{"spike goodput", knee.SpikeGoodput, grad.SpikeGoodput, false},
+		{"spike recovery", float64(knee.SpikeRecover), float64(grad.SpikeRecover), true},
+		{"overload peak", knee.Peak, grad.Peak, true},
+		{"settled p99", knee.P99, grad.P99, true},
+		{"small p99", knee.SmallP99, grad.SmallP99, true},
+		{"small goodput", knee.SmallGoodput, grad.SmallGoodput, false},
+	}
+	for _, b := range beats {
+		gradNever := b.lower && b.grad < 0 // Gradient never settled: any settle beats it
+		if !gradNever && ((b.lower && b.knee >= b.grad) || (!b.lower && b.knee <= b.grad)) {
+			t.Errorf("%s: Knee %v does not beat Gradient %v", b.what, b.knee, b.grad)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func main() {
 	sim.WritePool(&table, *seed)
 	os.Stdout.Write(table.Bytes())
 
-	order := []string{"AIMD", "Vegas", "Gradient", "MinRTT", "Fixed"}
+	order := sim.Names()
 	charts := map[string]string{}
 	for _, sc := range sim.Scenarios() {
 		var b bytes.Buffer
