@@ -238,7 +238,11 @@ func TestClientCancel(t *testing.T) {
 	c := serve(t, &do, grpc.ChainUnaryInterceptor(outer))
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
-	do = func(ctx context.Context) error { close(started); <-ctx.Done(); return status.FromContextError(ctx.Err()).Err() }
+	do = func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		return status.FromContextError(ctx.Err()).Err()
+	}
 	errc := make(chan error)
 	go func() {
 		_, err := c.Check(ctx, &healthpb.HealthCheckRequest{})
