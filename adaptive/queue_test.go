@@ -1,0 +1,270 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardgo/ward/internal/contract"
+)
+
+var _ interface {
+	Do(context.Context, func(context.Context) error) error
+	Now() int64
+} = (*Queue)(nil)
+
+var _ interface {
+	Pass()
+	Fail()
+	Ignore()
+} = (*Slot)(nil)
+
+func newQueue(t testing.TB, limit int, opts ...QueueOption) *Queue {
+	t.Helper()
+	l, err := New(mustFixed(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := NewQueue(l, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// waitFor yields until cond holds (goroutines registering in the line); no sleeping.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i > 10_000_000 {
+			t.Fatalf("never: %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestQueueOrder: with one slot held and three callers lined up, each freed slot goes to the
+// oldest waiter (FIFO) or the newest (LIFO).
+func TestQueueOrder(t *testing.T) {
+	for _, c := range []struct {
+		order Order
+		want  [3]int
+	}{{FIFO, [3]int{0, 1, 2}}, {LIFO, [3]int{2, 1, 0}}} {
+		q := newQueue(t, 1, WithOrder(c.order), WithMaxWait(time.Hour))
+		held, ok := q.TryAcquire()
+		if !ok {
+			t.Fatal("the first slot was refused")
+		}
+		served := make(chan int, 3)
+		slots := make(chan Slot, 3)
+		for i := 0; i < 3; i++ {
+			go func() {
+				s, err := q.Acquire(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				served <- i
+				slots <- s
+			}()
+			waitFor(t, "waiter registers", func() bool { return q.Waiting() == i+1 })
+		}
+		for k := 0; k < 3; k++ {
+			held.Pass()
+			if got := <-served; got != c.want[k] {
+				t.Fatalf("order %d: served %d-th: waiter %d, want %d", c.order, k, got, c.want[k])
+			}
+			held = <-slots
+		}
+		held.Ignore()
+		if q.Waiting() != 0 || q.l.InFlight() != 0 {
+			t.Fatalf("waiting %d, in flight %d after all settled", q.Waiting(), q.l.InFlight())
+		}
+	}
+}
+
+// TestQueueRefusals: a full line refuses with ErrQueueFull; a wait that runs out refuses with
+// ErrLimitExceeded; a canceled caller gets its context's error; each leaves the line empty and
+// matches ward's refusal sentinel where it is a refusal.
+func TestQueueRefusals(t *testing.T) {
+	q := newQueue(t, 1, WithQueueSize(1), WithMaxWait(time.Hour))
+	held, _ := q.TryAcquire()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() { _, err := q.Acquire(ctx); errc <- err }()
+	waitFor(t, "waiter registers", func() bool { return q.Waiting() == 1 })
+	if _, err := q.Acquire(context.Background()); !errors.Is(err, ErrQueueFull) || !errors.Is(err, contract.ErrRefused) {
+		t.Fatalf("Acquire on a full line = %v, want ErrQueueFull matching ErrRefused", err)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled waiter got %v, want context.Canceled", err)
+	}
+	if _, err := q.Acquire(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire with a done ctx = %v, want context.Canceled", err)
+	}
+	short := newQueue(t, 1, WithMaxWait(time.Nanosecond))
+	h2, _ := short.TryAcquire()
+	if _, err := short.Acquire(context.Background()); !errors.Is(err, ErrLimitExceeded) || !errors.Is(err, contract.ErrRefused) {
+		t.Fatalf("Acquire past MaxWait = %v, want ErrLimitExceeded", err)
+	}
+	if err := short.Do(context.Background(), func(context.Context) error { return nil }); !errors.Is(err, ErrLimitExceeded) {
+		t.Fatalf("Do past MaxWait = %v, want ErrLimitExceeded", err)
+	}
+	h2.Pass()
+	held.Pass()
+	if q.Waiting() != 0 || short.Waiting() != 0 || q.l.InFlight() != 0 {
+		t.Fatal("a refused waiter stayed in line")
+	}
+}
+
+// TestQueueConfig: every option is validated and names itself.
+func TestQueueConfig(t *testing.T) {
+	l, _ := New(mustFixed(1))
+	for _, c := range []struct {
+		field string
+		opt   QueueOption
+	}{{"WithQueueSize", WithQueueSize(0)}, {"WithMaxWait", WithMaxWait(0)}, {"WithOrder", WithOrder(7)}, {"option 0", nil}} {
+		if _, err := NewQueue(l, c.opt); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewQueue with a bad %s = %v", c.field, err)
+		}
+	}
+	if _, err := NewQueue(nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NewQueue(nil) = %v", err)
+	}
+}
+
+// TestQueueTimesFromAdmission: a call that waited a second in line and then ran 10 ms is a
+// 10 ms sample: waiting never reaches the rule.
+func TestQueueTimesFromAdmission(t *testing.T) {
+	clk := &manual{}
+	rule := &recorder{limit: 1}
+	l, err := New(rule, WithClock(clk.read), WithSampleEvery(1), WithWindow(Window{Duration: 1, MinSamples: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := NewQueue(l, WithMaxWait(time.Hour))
+	held, _ := q.TryAcquire()
+	got := make(chan Slot)
+	go func() { s, _ := q.Acquire(context.Background()); got <- s }()
+	waitFor(t, "waiter registers", func() bool { return q.Waiting() == 1 })
+	clk.advance(5 * ms)
+	held.Pass() // 5 ms; the waiter is handed its slot now
+	s := <-got
+	clk.advance(10 * ms)
+	s.Pass()
+	if len(rule.got) != 2 || rule.got[0].RTT != 5*ms || rule.got[1].RTT != 10*ms {
+		t.Fatalf("samples %+v, want RTTs 5ms then 10ms (the 5 ms in line not counted)", rule.got)
+	}
+}
+
+// TestQueueStress: 1,000 goroutines through a line of 256 in front of a limit of 8, a third of
+// them canceled at random moments: in flight never exceeds the limit, every caller is admitted or
+// told why (canceled, line full, wait run out), and the line, the limiter and the goroutines all
+// return to rest.
+func TestQueueStress(t *testing.T) {
+	const limit, callers = 8, 1000
+	before := runtime.NumGoroutine()
+	q := newQueue(t, limit, WithQueueSize(256), WithMaxWait(20*time.Millisecond), WithOrder(LIFO))
+	var flying, peak atomic.Int64
+	var admitted, full, waited, canceled, other atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(i), 5))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if r.IntN(3) == 0 {
+				go func() {
+					for k := r.IntN(50); k > 0; k-- {
+						runtime.Gosched()
+					}
+					cancel()
+				}()
+			}
+			<-start
+			err := q.Do(ctx, func(context.Context) error {
+				n := flying.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				for k := r.IntN(20); k > 0; k-- {
+					runtime.Gosched()
+				}
+				flying.Add(-1)
+				return nil
+			})
+			switch {
+			case err == nil:
+				admitted.Add(1)
+			case errors.Is(err, ErrQueueFull):
+				full.Add(1)
+			case errors.Is(err, ErrLimitExceeded):
+				waited.Add(1)
+			case errors.Is(err, context.Canceled):
+				canceled.Add(1)
+			default:
+				other.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	t.Logf("admitted %d, line full %d, wait ran out %d, canceled %d; peak in flight %d", admitted.Load(), full.Load(), waited.Load(), canceled.Load(), peak.Load())
+	if sum := admitted.Load() + full.Load() + waited.Load() + canceled.Load(); sum != callers || other.Load() != 0 {
+		t.Fatalf("%d callers accounted for (%d with another error), want %d", sum, other.Load(), callers)
+	}
+	if peak.Load() > limit {
+		t.Fatalf("peak in flight %d over the limit %d", peak.Load(), limit)
+	}
+	if q.Waiting() != 0 || q.l.InFlight() != 0 {
+		t.Fatalf("at rest: waiting %d, in flight %d", q.Waiting(), q.l.InFlight())
+	}
+	waitFor(t, "goroutines end", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestQueueAllocs: the path that does not wait allocates nothing.
+func TestQueueAllocs(t *testing.T) {
+	q := newQueue(t, 4)
+	if n := testing.AllocsPerRun(1000, func() {
+		s, _ := q.TryAcquire()
+		s.Pass()
+		s, _ = q.Acquire(context.Background())
+		s.Pass()
+	}); n != 0 {
+		t.Fatalf("TryAcquire/Acquire+Pass with a free slot: %v allocations, want 0", n)
+	}
+}
+
+// BenchmarkQueueAcquire: the non-blocking path through a Queue beside the Limiter's own, in one
+// run (a free slot each time).
+func BenchmarkQueueAcquire(b *testing.B) {
+	l, _ := New(mustFixed(1 << 20))
+	q, _ := NewQueue(l)
+	b.Run("impl=limiter", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ls, _ := l.Acquire()
+				ls.Pass()
+			}
+		})
+	})
+	b.Run("impl=queue", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				s, _ := q.TryAcquire()
+				s.Pass()
+			}
+		})
+	})
+}
