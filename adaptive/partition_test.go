@@ -1,0 +1,174 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+var _ interface {
+	Pass()
+	Fail()
+	Ignore()
+} = (*PartitionLease)(nil)
+
+func newParts(t testing.TB, limit int, shares ...Share) *Partitions {
+	t.Helper()
+	l, err := New(mustFixed(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewPartitions(l, shares...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// TestPartitionsTrace: live 70% and batch 30% of 10: batch borrows what live leaves idle; a live
+// call refused within its guarantee makes live hungry, and the slots borrowers free go to live
+// until it reaches its guarantee.
+func TestPartitionsTrace(t *testing.T) {
+	ps := newParts(t, 10, Share{"live", 0.7}, Share{"batch", 0.3})
+	live, batch := ps.Partition("live"), ps.Partition("batch")
+	if live.Guarantee() != 7 || batch.Guarantee() != 3 || ps.Partition("none") != nil {
+		t.Fatalf("guarantees %d, %d", live.Guarantee(), batch.Guarantee())
+	}
+	var held []PartitionLease
+	take := func(p *Partition, n int, want bool) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			pl, ok := p.Acquire()
+			if ok != want {
+				t.Fatalf("%s Acquire #%d (in flight %d, live %d, batch %d) = %v, want %v", p.Name(), i, ps.l.InFlight(), live.InFlight(), batch.InFlight(), ok, want)
+			}
+			if ok {
+				held = append(held, pl)
+			}
+		}
+	}
+	take(batch, 8, true)  // 3 of its own, 5 borrowed from idle live
+	take(live, 2, true)   // the limit is reached
+	take(live, 1, false)  // within its guarantee: live turns hungry
+	held[0].Pass()        // a batch call settles
+	take(batch, 1, false) // batch, beyond its guarantee, may not borrow while live is hungry
+	take(live, 1, true)   // the slot goes to live (3 of 7: still hungry)
+	for i := 1; i < 5; i++ {
+		held[i].Pass()
+		take(batch, 1, false)
+		take(live, 1, true)
+	}
+	if live.InFlight() != 7 || batch.InFlight() != 3 {
+		t.Fatalf("live %d, batch %d; want 7, 3", live.InFlight(), batch.InFlight())
+	}
+	held[5].Pass()
+	take(batch, 1, true) // live reached its guarantee: no longer hungry
+	for i := range held {
+		held[i].Ignore()
+	}
+	if ps.l.InFlight() != 0 || live.InFlight() != 0 || batch.InFlight() != 0 {
+		t.Fatalf("at rest: %d in flight", ps.l.InFlight())
+	}
+}
+
+func TestPartitionsConfig(t *testing.T) {
+	l, _ := New(mustFixed(10))
+	for _, c := range []struct {
+		field  string
+		shares []Share
+	}{
+		{"shares", nil},
+		{"shares[1].Name", []Share{{"a", 0.5}, {"a", 0.1}}},
+		{"shares[0].Name", []Share{{"", 0.5}}},
+		{"shares[0].Fraction", []Share{{"a", 0}}},
+		{"shares[0].Fraction", []Share{{"a", 1.5}}},
+		{"shares", []Share{{"a", 0.7}, {"b", 0.4}}},
+	} {
+		if _, err := NewPartitions(l, c.shares...); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewPartitions(%v) = %v, want an error naming %s", c.shares, err, c.field)
+		}
+	}
+	if _, err := NewPartitions(nil, Share{"a", 1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NewPartitions(nil) = %v", err)
+	}
+}
+
+// TestPartitionsStress: 256 goroutines over three partitions of a limit of 32: the calls in
+// flight of all partitions never exceed the limit, every count returns to zero, and a partition
+// running fewer goroutines than its guarantee keeps getting its calls through while borrowers
+// hammer the rest.
+func TestPartitionsStress(t *testing.T) {
+	const limit = 32
+	ps := newParts(t, limit, Share{"live", 0.5}, Share{"batch", 0.3}, Share{"bulk", 0.2})
+	live := ps.Partition("live") // guaranteed 16, run by 8 goroutines: never refused
+	var flying, peak, liveRefused, done atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	rounds := 2000
+	if testing.Short() {
+		rounds = 200
+	}
+	for g := 0; g < 256; g++ {
+		p := ps.parts[1+g%2]
+		if g < 8 {
+			p = live
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < rounds; i++ {
+				err := p.Do(context.Background(), func(context.Context) error {
+					n := flying.Add(1)
+					for q := peak.Load(); n > q && !peak.CompareAndSwap(q, n); q = peak.Load() {
+					}
+					runtime.Gosched()
+					flying.Add(-1)
+					return nil
+				})
+				if err != nil && p == live {
+					liveRefused.Add(1)
+				}
+				if err == nil {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	t.Logf("peak in flight %d of %d; %d calls ran", peak.Load(), limit, done.Load())
+	if peak.Load() > limit {
+		t.Fatalf("peak in flight %d over the limit %d", peak.Load(), limit)
+	}
+	t.Logf("live refused %d of %d", liveRefused.Load(), 8*rounds)
+	if liveRefused.Load() >= int64(8*rounds) {
+		t.Fatalf("live, within its guarantee, never got a call through")
+	}
+	for _, p := range ps.parts {
+		if p.InFlight() != 0 {
+			t.Fatalf("%s: %d in flight at rest", p.Name(), p.InFlight())
+		}
+	}
+	if ps.l.InFlight() != 0 {
+		t.Fatalf("limiter: %d in flight at rest", ps.l.InFlight())
+	}
+}
+
+func TestPartitionsAllocsAndLayout(t *testing.T) {
+	ps := newParts(t, 4, Share{"a", 0.5}, Share{"b", 0.5})
+	a := ps.Partition("a")
+	if n := testing.AllocsPerRun(1000, func() { pl, _ := a.Acquire(); pl.Pass() }); n != 0 {
+		t.Fatalf("Acquire+Pass: %v allocations, want 0", n)
+	}
+	if off := unsafe.Offsetof(Partition{}.inFlight); off != stripe.CacheLine {
+		t.Fatalf("Partition.inFlight at %d, want %d (a line of its own)", off, stripe.CacheLine)
+	}
+}
