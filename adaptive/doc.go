@@ -93,4 +93,35 @@
 //     own may return 0, and a limit of 0 would refuse every call forever. The rules that ship never
 //     go under their Min (at least 1); [NewFixed] of less than 1 is an error, not a limit of 1.
 //   - A nil rule, a nil option, a nil clock and a nil predicate are configuration errors.
+//
+// # A limit that settles: Knee
+//
+// The Netflix rules above are Netflix's arithmetic exactly, weaknesses included. [KneeRule] is
+// ward's own: slow start from a cold start, a baseline that is the lowest window average (checked
+// by a window with half as many calls again in flight), a cut straight to InFlight × baseline /
+// RTT when a window queues, and a test in the next window that tells a queue (the cut brought the
+// latency down) from a slower backend (it did not: the slower latency becomes the baseline and the
+// limit returns). [Knee]'s doc says where each idea comes from. In wardsim (`make demo`, seed 1),
+// against Gradient: from a cold start at capacity 80 it settles in 3 s (Gradient: not within
+// 30 s); a tripled service time for 30 s keeps 95% goodput (Gradient 49%) and needs no recovery
+// (Gradient 76 s); 80 clients on 20 slots for 90 s hold its limit at 1.15 × the capacity (Gradient
+// drifts to 2.2 ×); the settled p99 stays within 1.37 × the unloaded response time in every phase
+// of every scenario (Gradient 4.99 ×); an 8-slot backend keeps 98% goodput at 1.37 × (Gradient
+// 27% at 4.99 ×).
+//
+// # Small backends
+//
+// The Netflix presets never go under their Min of 20 (AIMD, Gradient) or hold the limit at
+// max(4, sqrt(limit)) (MinRTT): they cannot protect a backend that carries fewer than 20 calls at
+// once, which queues under them instead (wardsim's 8-slot scenario: Gradient ends at 44 with p99
+// five times the unloaded time). For such a backend use [DefaultKnee] (Min 1), set the preset's
+// Min to 1, or use [NewFixed] with the backend's size.
+//
+// # Waiting and partitions
+//
+// [Queue] lets callers wait for a slot, in a bounded line, for at most a MaxWait, served [FIFO] or
+// [LIFO]; its path that does not wait is the Limiter's. [Partitions] splits one limit into named
+// shares that borrow each other's idle capacity without ever exceeding the limit together. Both
+// hand out their own handles ([Slot], [PartitionLease]) that settle a Lease and then do their
+// bookkeeping; take every call of a Limiter through them.
 package adaptive
