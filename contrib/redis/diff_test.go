@@ -1,0 +1,145 @@
+package wardredis_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	wardredis "github.com/wardgo/ward/contrib/redis"
+	"github.com/wardgo/ward/rate"
+)
+
+// next returns the instant after now, in whole microseconds: often exactly the last refusal's
+// wait later (the boundary where the answer turns), else forward by up to span, sometimes the
+// same, sometimes a little back, now and then more than rate.MaxSkew back or far forward.
+func next(r *rand.Rand, now int64, wait, span time.Duration) int64 {
+	switch x := r.IntN(40); {
+	case wait > 0 && wait < time.Hour && x < 20:
+		now += int64(wait) + int64(r.IntN(3)-1)*1000
+	case x == 20:
+		now -= int64(rate.MaxSkew) + int64(time.Duration(r.IntN(5))*time.Second)
+	case x == 21:
+		now += int64(time.Hour)
+	case x < 25:
+		now -= r.Int64N(int64(span))
+	case x < 29:
+	default:
+		now += r.Int64N(int64(span))
+	}
+	return now / 1000 * 1000
+}
+
+func counts(r *rand.Rand, most int) int {
+	switch x := r.IntN(20); {
+	case x == 0:
+		return -1
+	case x == 1:
+		return 0
+	case x == 2:
+		return most
+	case x == 3:
+		return most + 1
+	case x < 6:
+		return 2
+	}
+	return 1
+}
+
+// TestBucketMatchesPure drives rate.Bucket and the server's bucket through the same instants
+// and counts, and compares every decision, wait and stored token count, bit for bit.
+func TestBucketMatchesPure(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	policies := []struct {
+		rate  float64
+		burst int
+	}{{10, 1}, {100, 20}, {0.3, 3}, {1e6, 1000}, {7.77, 5}}
+	bases := []int64{1_780_000_000_000_000_000, 0, -3_000_000_000_000}
+	r := rand.New(rand.NewPCG(1, 2))
+	for pi, p := range policies {
+		for bi, base := range bases {
+			// a keep of an hour: real time passing during the test must not expire a key whose
+			// expiry the simulated instants have not reached
+			l, err := wardredis.NewBucket(c, prefix(t), p.rate, p.burst, wardredis.WithKeep(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := strconv.Itoa(pi) + "/" + strconv.Itoa(bi)
+			span := time.Duration(float64(time.Second) / p.rate * 2)
+			pure, err := rate.NewBucket(p.rate, p.burst, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now, wantWait := base, time.Duration(0)
+			for i := range 200 {
+				n := counts(r, p.burst)
+				var wantOK bool
+				wantOK, wantWait = pure.Take(now, n)
+				d, err := l.TakeAt(ctx, key, now, n)
+				if err != nil {
+					t.Fatalf("%v/%s step %d: TakeAt(%d, %d): %v", p, key, i, now, n, err)
+				}
+				if d.OK != wantOK || d.Wait != wantWait || d.By != wardredis.Store {
+					t.Fatalf("%v/%s step %d: TakeAt(%d, %d) = %v %v by %v, want %v %v", p, key, i, now, n, d.OK, d.Wait, d.By, wantOK, wantWait)
+				}
+				got, err := c.HGet(ctx, prefix(t)+key, "t").Float64()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := pure.TokensAt(now); got != want {
+					t.Fatalf("%v/%s step %d: stored tokens %v, want %v", p, key, i, got, want)
+				}
+				now = next(r, now, wantWait, span)
+			}
+		}
+	}
+}
+
+// TestPeriodMatchesPure is the same comparison for rate.Period, aligned and not.
+func TestPeriodMatchesPure(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	policies := []struct {
+		quota  int
+		period time.Duration
+		align  bool
+	}{{1, time.Second, false}, {5, 100 * time.Millisecond, true}, {10, 3 * time.Second, false}, {3, 7 * time.Millisecond, true}, {100, time.Hour, true}}
+	bases := []int64{1_780_000_000_123_456_000, 0, -5_000_000_000_000}
+	r := rand.New(rand.NewPCG(3, 4))
+	for pi, p := range policies {
+		for bi, base := range bases {
+			l, err := wardredis.NewPeriod(c, prefix(t), p.quota, p.period, p.align, wardredis.WithKeep(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pure, err := rate.NewPeriod(p.quota, p.period, p.align)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := strconv.Itoa(pi) + "/" + strconv.Itoa(bi)
+			now, wantWait := base, time.Duration(0)
+			for i := range 200 {
+				n := counts(r, p.quota)
+				var wantOK bool
+				wantOK, wantWait = pure.Take(now, n)
+				d, err := l.TakeAt(ctx, key, now, n)
+				if err != nil {
+					t.Fatalf("%v/%s step %d: TakeAt(%d, %d): %v", p, key, i, now, n, err)
+				}
+				if d.OK != wantOK || d.Wait != wantWait {
+					t.Fatalf("%v/%s step %d: TakeAt(%d, %d) = %v %v, want %v %v", p, key, i, now, n, d.OK, d.Wait, wantOK, wantWait)
+				}
+				left := p.quota
+				if v, err := c.HGet(ctx, prefix(t)+key, "c").Int(); err == nil {
+					left = max(p.quota-v, 0)
+				}
+				if want := pure.Left(now); left != want {
+					t.Fatalf("%v/%s step %d: stored count leaves %d, want %d", p, key, i, left, want)
+				}
+				now = next(r, now, wantWait, p.period/time.Duration(p.quota))
+			}
+		}
+	}
+}

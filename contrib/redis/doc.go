@@ -1,0 +1,96 @@
+// Package wardredis shares ward's rate limits across a fleet: a token bucket or a fixed period
+// per key, kept in Redis (github.com/redis/go-redis/v9, any redis.UniversalClient: a single
+// server, Sentinel or Cluster) and decided on the server, atomically, by one Lua script per call.
+//
+//	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+//	l, err := wardredis.NewPeriod(c, "quota:", 1000, time.Minute, false,
+//		wardredis.WithLease(50, 100*time.Millisecond), wardredis.WithFallback(1.0/20))
+//	...
+//	err = l.Do(ctx, apiKey, handle) // rate.ErrLimited with its wait, or handle's error
+//
+// The package is named wardredis so that it sits beside go-redis's package redis without an
+// alias.
+//
+// # Consistency
+//
+// Every decision is one script on one key (prefix+key), run with EVALSHA and loaded again when
+// the server has lost it (NOSCRIPT, after SCRIPT FLUSH or a restart). The script reads the time
+// from the server (TIME), so the processes' clocks may disagree; WithClock makes it use the
+// caller's instants instead. Driven with the same instants, a bucket decides exactly as
+// rate.Bucket.Step and a period as rate.Period.Step (same grants, same waits, same stored state,
+// bit for bit: the scripts repeat the pure cores' float64 operations in order, and the
+// differential tests compare them against a live server). Instants are whole microseconds,
+// TIME's resolution; a period must be a whole number of them.
+//
+// One key per call: a Cluster routes each call to the key's slot, and any key works. A prefix
+// holding a hash tag ("{quota}:") would put every key on one slot; leave tags to the keys.
+//
+// A key lives while it matters and one keep (WithKeep, 1 s) longer: a bucket until it is full
+// again, a period until it ends. A key found absent reads as a full bucket or no open period,
+// which is what the pure cores compute at that instant.
+//
+// # Leasing
+//
+// With WithLease(max, life), a call of one token that finds nothing leased asks the store for
+// several (at most max) and keeps the rest in this process for later calls, for at most life; a
+// refusal of the store is remembered until the wait it gave has passed. A hot key then costs one
+// round trip per lease rather than one per call. The size asked follows the local rate: what the
+// previous lease handed out, scaled to a life, between 1 and max.
+//
+// The bound. Leased tokens are taken from the shared state by the script, atomically, so the
+// fleet never hands out more tokens than the store granted: a token unused when its lease
+// expires is lost (fewer admitted, never more), and no token is handed out twice. A period's
+// lease expires at its period's end at the latest (measured from the instant the lease was
+// asked, so never later), so a period admits at most its quota, exactly as without leasing. A
+// bucket's leased token may be handed out up to life after the store granted it, so over any
+// stretch of time T the fleet admits at most burst + rate × (T + life) calls, where the bucket
+// alone would admit burst + rate × T: choose life small against burst/rate to keep the excess
+// small. This assumes the processes' clocks run at the server's rate over a lease's life.
+//
+// # When the store cannot decide
+//
+// A call the store cannot decide (the server down, slow past the context, refusing, or the
+// breaker in front of it open) is decided by the failure policy chosen at construction, and
+// counted (Stats: one counter per outcome). ward's breaker (breaker.New, or WithBreaker) sits in
+// front of the server: once calls fail, it refuses most of them without a round trip, so a dead
+// server costs a breaker decision per call rather than a timeout; it lets a probe through every
+// second and closes as calls succeed again, with no restart. A key holding something else (a
+// string, a hash of other fields) is an error matching [ErrGarbage] naming the key; the server
+// answered, so the breaker counts it as a success.
+//
+//	policy      such a call is                       Do returns                        the quota meanwhile
+//	FailClosed  refused (the default)                ErrUnavailable (ward.ErrRefused)  never exceeded; nothing passes
+//	FailOpen    admitted                             fn's error                        not enforced
+//	Fallback    decided by a local rate.Bucket-      fn's error, or rate.ErrLimited    share × the quota per process
+//	            Limiter per key at share of the      with its wait
+//	            quota (WithFallback(share))
+//
+// A call never outlives its context: a context without a deadline gets WithTimeout's (100 ms).
+// go-redis honours a context's deadline on the socket only with ContextTimeoutEnabled, so a
+// *redis.Client, *redis.ClusterClient or *redis.Ring without it is a configuration error.
+//
+// # The contract
+//
+// [Limiter.Do] and [Key.Do] refuse with rate.ErrLimited (matching ward.ErrRefused) carrying
+// the wait (ward.RetryAfter), or [ErrUnavailable] under FailClosed. A [Key] is a ward.Guard (Now,
+// Do) and a rate.Permit (Acquire, Release), usable in a rate.Chained; its Acquire decides at the
+// limiter's clock whatever instant it is given, since a caller's instants are not the fleet's.
+// Now is the server's clock as this process last heard it (Unix nanoseconds), or WithClock's.
+//
+// # Edge cases
+//
+//   - A round trip allocates what go-redis allocates (a few small values); a call answered by a
+//     lease allocates nothing.
+//   - Instants are held to [MaxInstant] either way of the clock's origin (TakeAt returns an
+//     error beyond); TakeAt rounds an instant down to a whole microsecond.
+//   - The server's clock jumping back (TIME is a wall clock) is handled as the pure cores handle
+//     it: a state more than rate.MaxSkew ahead is pulled back, spent.
+//   - A key whose bucket expired finds a full bucket at the call's instant even if the clock has
+//     since stepped back before the key's last stamp; the pure core would keep the later stamp.
+//   - Local state (leases, fallback limiters) is kept for at most WithKeys keys (10,000); a key
+//     dropped to make room loses its lease (tokens wasted, not reused) and its fallback starts
+//     full.
+//   - go-redis retries a failed dial (DialerRetries, 5 × 100 ms by default) and, once dials keep
+//     failing, dials again in the background about once a second: a server back from a restart
+//     is seen within about a second of it, then the breaker's probe finds it.
+package wardredis

@@ -1,0 +1,278 @@
+package wardredis_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/wardgo/ward"
+	"github.com/wardgo/ward/breaker"
+	wardredis "github.com/wardgo/ward/contrib/redis"
+	"github.com/wardgo/ward/rate"
+)
+
+// TestServerKilled kills the server under a limiter that falls back to a local bucket, and
+// restarts it on the same port: the fallback holds the share of the quota while the server is
+// away, the breaker opens and keeps calls from it, and the store decides again once the server
+// is back and the breaker's window has moved on, without a new limiter.
+func TestServerKilled(t *testing.T) {
+	path, _ := exec.LookPath("redis-server")
+	s, err := start(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.stop() }()
+	c := client(t, s)
+	var now atomic.Int64 // the breaker's clock, moved by hand
+	b, err := breaker.New(breaker.WithClock(now.Load), breaker.WithRefresh(0), breaker.WithRand(func() float64 { return 0.5 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := wardredis.NewBucket(c, prefix(t), 1, 10, wardredis.WithFallback(0.5), wardredis.WithBreaker(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 10 {
+		if d, err := l.Take(ctx, "k", 1); err != nil || !d.OK || d.By != wardredis.Store {
+			t.Fatalf("call %d with the server up: %+v, %v", i, d, err)
+		}
+	}
+	s.stop()
+	fellBack, broken := 0, 0
+	for i := 0; i < 200 && broken == 0; i++ {
+		d, err := l.Take(ctx, "k", 1)
+		if err == nil || d.By != wardredis.Failed || d.Policy != wardredis.Fallback {
+			t.Fatalf("call %d with the server down: %+v, %v", i, d, err)
+		}
+		if errors.Is(err, breaker.ErrUnavailable) {
+			broken++
+		}
+		if d.OK {
+			fellBack++
+		}
+	}
+	st := l.Stats()
+	if broken == 0 || st.Broken == 0 || st.Errors == 0 {
+		t.Fatalf("the breaker never opened: %+v", st)
+	}
+	if fellBack != 5 || int(st.FellBack) != 5 {
+		t.Fatalf("the fallback admitted %d (stats %+v), want its share of the burst, 5", fellBack, st)
+	}
+	s2, err := start(path, s.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = s2
+	now.Add(int64(11 * time.Second)) // the breaker's window forgets the failures
+	// go-redis's pool, after dials failed, dials again in the background about once a second:
+	// poll, bounded, until the store answers
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(5 * time.Second); ; <-tick.C {
+		d, err := l.Take(ctx, "k", 1)
+		if err == nil && d.By == wardredis.Store && d.OK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the restart: %+v, %v (stats %+v)", d, err, l.Stats())
+		}
+		now.Add(int64(time.Second)) // the breaker's probe lets a call through each second
+	}
+}
+
+// TestGarbage puts something else under a limiter's key: a clear error naming the key and
+// matching ErrGarbage, the failure policy's answer, never a panic; the server is not counted as
+// down.
+func TestGarbage(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	bk, err := wardredis.NewBucket(c, prefix(t), 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, err := wardredis.NewPeriod(c, prefix(t), 1, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := []func(key string) error{
+		func(key string) error { return c.Set(ctx, key, "hello", 0).Err() },
+		func(key string) error { return c.HSet(ctx, key, "t", "many", "s", "1", "c", "x").Err() },
+		func(key string) error { return c.HSet(ctx, key, "t", "1", "s", "later", "c", "z").Err() },
+		func(key string) error { return c.RPush(ctx, key, "a").Err() },
+	}
+	for _, l := range []*wardredis.Limiter{bk, pd} {
+		for i, p := range put {
+			key := "g" + string(rune('a'+i))
+			if err := p(prefix(t) + key); err != nil {
+				t.Fatal(err)
+			}
+			d, err := l.Take(ctx, key, 1)
+			if !errors.Is(err, wardredis.ErrGarbage) || !strings.Contains(err.Error(), prefix(t)+key) || d.OK || d.By != wardredis.Failed {
+				t.Errorf("garbage %d: %+v, %v", i, d, err)
+			}
+			if err := l.Do(ctx, key, func(context.Context) error { return nil }); !errors.Is(err, wardredis.ErrUnavailable) || !errors.Is(err, ward.ErrRefused) {
+				t.Errorf("garbage %d: Do = %v", i, err)
+			}
+			_ = c.Del(ctx, prefix(t)+key)
+		}
+	}
+	if st := bk.Stats(); st.Garbage != 8 || st.Errors != 0 {
+		t.Errorf("stats %+v: want 8 garbage calls and no store errors", st)
+	}
+}
+
+// TestScriptFlush flushes the server's script cache between calls: the next call loads the
+// script again.
+func TestScriptFlush(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	l, err := wardredis.NewPeriod(c, prefix(t), 2, time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, false} {
+		if err := c.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := l.Take(ctx, "k", 1)
+		if err != nil || d.OK != want {
+			t.Fatalf("call %d after SCRIPT FLUSH: %+v, %v", i, d, err)
+		}
+	}
+}
+
+// TestSlowServer pauses the server: a call returns by its context's deadline, and the failure
+// policy answers.
+func TestSlowServer(t *testing.T) {
+	c := client(t, shared)
+	l, err := wardredis.NewBucket(c, prefix(t), 1, 1, wardredis.WithFailOpen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := client(t, shared)
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", "5000", "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Do(context.Background(), "CLIENT", "UNPAUSE")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	d, err := l.Take(ctx, "k", 1)
+	if !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) || !d.OK || d.Policy != wardredis.FailOpen {
+		t.Fatalf("paused server: %+v, %v", d, err)
+	}
+	if took := time.Since(begin); took > 2*time.Second { // the pause lasts 5 s
+		t.Fatalf("the call took %v past a 20ms deadline", took)
+	}
+	if st := l.Stats(); st.Errors != 1 || st.Opened != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestContract: a Key is a ward.Guard and a rate.Permit; a refusal matches ward.ErrRefused and
+// rate.ErrLimited and carries its wait.
+func TestContract(t *testing.T) {
+	var _ ward.Guard = (*wardredis.Key)(nil)
+	var _ rate.Permit = (*wardredis.Key)(nil)
+	c := client(t, shared)
+	l, err := wardredis.NewBucket(c, prefix(t), 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := l.Key("k")
+	calls := 0
+	fn := func(context.Context) error { calls++; return nil }
+	if err := k.Do(context.Background(), fn); err != nil || calls != 1 {
+		t.Fatalf("first Do: %v, %d calls", err, calls)
+	}
+	err = k.Do(context.Background(), fn)
+	w, ok := ward.RetryAfter(err)
+	if !errors.Is(err, ward.ErrRefused) || !errors.Is(err, rate.ErrLimited) || !ok || w <= 0 || w > 500*time.Millisecond || calls != 1 {
+		t.Fatalf("second Do: %v (wait %v %v), %d calls", err, w, ok, calls)
+	}
+	k.Release(0)
+	if !k.Acquire(0) {
+		t.Fatal("Acquire after Release refused")
+	}
+	if srv, local := l.Now(), time.Now().UnixNano(); srv-local > int64(time.Second) || local-srv > int64(time.Second) {
+		t.Fatalf("Now() = %d, the local Unix time %d", srv, local)
+	}
+	// a chain of a local gate and the shared key
+	g, _ := rate.NewGate(1)
+	ch := rate.Chain(g, l.Key("chained"))
+	if !ch.Acquire(0) || ch.Acquire(0) {
+		t.Fatal("Chain(gate 1, key) admitted other than once")
+	}
+}
+
+// TestInvalid: every configuration error names its field and matches ward.ErrInvalid.
+func TestInvalid(t *testing.T) {
+	c := client(t, shared)
+	lax := redis.NewClient(&redis.Options{Addr: shared.addr()})
+	defer lax.Close()
+	cases := []struct {
+		field string
+		make  func() error
+	}{
+		{"rate", func() error { _, err := wardredis.NewBucket(c, "", 0, 1); return err }},
+		{"burst", func() error { _, err := wardredis.NewBucket(c, "", 1, 0); return err }},
+		{"quota", func() error { _, err := wardredis.NewPeriod(c, "", 0, time.Second, false); return err }},
+		{"period", func() error { _, err := wardredis.NewPeriod(c, "", 1, time.Nanosecond, false); return err }},
+		{"client", func() error { _, err := wardredis.NewBucket(nil, "", 1, 1); return err }},
+		{"ContextTimeoutEnabled", func() error { _, err := wardredis.NewBucket(lax, "", 1, 1); return err }},
+		{"WithLease max", func() error {
+			_, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithLease(6, time.Second))
+			return err
+		}},
+		{"WithLease life", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithLease(1, 0)); return err }},
+		{"WithFallback", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithFallback(0)); return err }},
+		{"WithBreaker", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithBreaker(nil)); return err }},
+		{"WithClock", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithClock(nil)); return err }},
+		{"WithTimeout", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithTimeout(0)); return err }},
+		{"option 0", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, nil); return err }},
+	}
+	for _, tc := range cases {
+		err := tc.make()
+		if !errors.Is(err, ward.ErrInvalid) || !errors.Is(err, wardredis.ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: %v", tc.field, err)
+		}
+	}
+	l, _ := wardredis.NewBucket(c, "", 1, 5)
+	if _, err := l.TakeAt(context.Background(), "k", wardredis.MaxInstant+1000, 1); !errors.Is(err, ward.ErrInvalid) {
+		t.Errorf("TakeAt beyond MaxInstant: %v", err)
+	}
+}
+
+// TestLease: one process leasing from a hot key admits no more than the bucket holds, in far
+// fewer round trips than calls, and keys expire once full.
+func TestLease(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	l, err := wardredis.NewBucket(c, prefix(t), 1, 500, wardredis.WithLease(100, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := 0
+	for range 1000 {
+		if d, err := l.Take(ctx, "hot", 1); err != nil {
+			t.Fatal(err)
+		} else if d.OK {
+			admitted++
+		}
+	}
+	st := l.Stats()
+	if admitted < 400 || admitted > 502 || st.RoundTrips*10 > uint64(admitted) {
+		t.Fatalf("admitted %d of a burst of 500 in %d round trips (stats %+v)", admitted, st.RoundTrips, st)
+	}
+	ttl, err := c.PTTL(ctx, prefix(t)+"hot").Result()
+	if err != nil || ttl < 400*time.Second || ttl > 502*time.Second {
+		t.Fatalf("PTTL of a spent bucket of 500 at 1/s = %v, %v: want about 500 s and the 1 s keep", ttl, err)
+	}
+}

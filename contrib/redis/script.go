@@ -1,0 +1,145 @@
+package wardredis
+
+import "github.com/redis/go-redis/v9"
+
+// The scripts are rate.Bucket.Step and rate.Period.Step written again in Lua, operation for
+// operation in the same order, so that the server's float64 arithmetic gives the same bits as the
+// pure cores (the differential test compares decisions, waits and stored state).
+//
+// Instants are whole microseconds (TIME's resolution), held exactly in a Lua number up to 2^53.
+// A span between two instants is d microseconds, d*1000 nanoseconds: the same correctly rounded
+// float64 the pure cores compute from int64 nanoseconds. A state is stored with %.17g, which
+// reads back to the same bits.
+//
+// KEYS[1]: the key. ARGV: op ("take", "lease", "release"), now in µs ("" reads TIME), n (the
+// tokens wanted; the most a lease asks for), then the policy (see each script).
+//
+// Reply: {ok, granted, wait, now, start, reset}: ok is 1 when the call was granted (a call for
+// no token is granted and takes none); granted is how many tokens were taken;
+// wait is nanoseconds until the call would pass, as a decimal string ("-1": never); now is the
+// instant decided at (µs); start is the open period's start (µs, as a string; false for a
+// bucket or when no period is open); reset is nanoseconds until the open period ends (period
+// only, "0" otherwise).
+
+// shared is the prologue both scripts begin with.
+const shared = `
+local key, op, n = KEYS[1], ARGV[1], tonumber(ARGV[3])
+local now = tonumber(ARGV[2])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+if n < 0 then n = 0 end
+local function num(x) return string.format('%.17g', x) end
+local function garbage() return redis.error_reply('WARDGARBAGE key ' .. key .. ' holds no ward state') end
+`
+
+// bucketSrc is rate.Bucket.Step. ARGV[4]: rate (tokens a second), ARGV[5]: burst, ARGV[6]: how
+// long a full key is kept, in ms.
+const bucketSrc = shared + `
+local rate, burst, keep = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local v = redis.call('HMGET', key, 't', 's')
+local tokens, stamp = burst, now
+if v[1] or v[2] then
+  tokens, stamp = tonumber(v[1]), tonumber(v[2])
+  if not tokens or not stamp then return garbage() end
+end
+-- refill: a state from a store is held to [0, burst]; a stamp more than MaxSkew (60 s) ahead
+-- is pulled back to now, empty; time only moves the state forward.
+if tokens ~= tokens then tokens = 0 end
+if tokens < 0 then tokens = 0 elseif tokens > burst then tokens = burst end
+if stamp - now > 60000000 then
+  tokens, stamp = 0, now
+elseif now > stamp then
+  tokens = math.min(burst, tokens + (now - stamp) * 1000 / 1e9 * rate)
+  stamp = now
+end
+local ok, granted, wait = 1, 0, '0'
+if op == 'release' then
+  tokens = math.min(burst, tokens + 1)
+elseif op == 'lease' then
+  granted = math.min(n, math.floor(tokens))
+  if granted >= 1 then tokens = tokens - granted else ok, granted, n = 0, 0, 1 end
+elseif n <= tokens then
+  tokens = tokens - n
+  granted = n
+else
+  ok = 0
+end
+if ok == 0 then
+  if n > burst or rate == 0 then
+    wait = '-1'
+  else
+    local w = math.ceil((n - tokens) / rate * 1e9)
+    if not (w < 9223372036854775807) then wait = '-1' else wait = string.format('%.0f', math.max(w, 1)) end
+  end
+end
+redis.call('HSET', key, 't', num(tokens), 's', num(stamp))
+-- the key can matter until the bucket is full again: after that, no key reads the same
+redis.call('PEXPIRE', key, string.format('%.0f', math.ceil((burst - tokens) / rate * 1e3 + math.max(stamp - now, 0) / 1e3) + keep))
+return {ok, granted, wait, now, false, '0'}
+`
+
+// periodSrc is rate.Period.Step. ARGV[4]: quota, ARGV[5]: period in µs, ARGV[6]: "1" to align
+// periods on multiples of the period, ARGV[7]: how long past its end a period's key is kept, ms.
+const periodSrc = shared + `
+local quota, p, align, keep = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1', tonumber(ARGV[7])
+local function open(t)
+  if not align then return t end
+  local r = math.fmod(t, p)
+  if r < 0 then r = r + p end
+  return t - r
+end
+local v = redis.call('HMGET', key, 's', 'c')
+local isopen, start, count = false, 0, 0
+if v[1] or v[2] then
+  start, count = tonumber(v[1]), tonumber(v[2])
+  if not start or not count or start ~= math.floor(start) or count ~= math.floor(count) then return garbage() end
+  isopen = true
+  if count < 0 then count = 0 end
+end
+-- current: a start more than MaxSkew ahead is pulled back to open at now, spent; an ended
+-- period reads as none open (a now before the start counts in the open period)
+if isopen then
+  if start - now > 60000000 then
+    if op == 'release' then return {1, 0, '0', now, false, '0'} end
+    start, count = open(now), quota
+  elseif now >= start and now - start >= p then
+    isopen, start, count = false, 0, 0
+  end
+end
+local ok, granted, wait = 1, 0, '0'
+if op == 'release' then
+  if isopen and count > 0 then count = count - 1 end
+elseif n > quota then
+  ok, wait = 0, '-1'
+else
+  if n > 0 and not isopen then isopen, start, count = true, open(now), 0 end
+  if op == 'lease' then
+    granted = math.min(n, quota - count)
+    if granted < 1 then ok, granted = 0, 0 end
+  elseif n == 0 or count <= quota - n then
+    granted = n
+  else
+    ok = 0
+  end
+  if ok == 0 then
+    if now < start then wait = string.format('%.0f', p * 1000)
+    else wait = string.format('%.0f', (p - (now - start)) * 1000) end
+  end
+  count = count + granted
+end
+if not isopen then
+  redis.call('DEL', key)
+  return {ok, granted, wait, now, false, '0'}
+end
+redis.call('HSET', key, 's', num(start), 'c', num(count))
+local left = p - math.max(now - start, 0)
+redis.call('PEXPIRE', key, string.format('%.0f', math.ceil(left / 1e3 + math.max(start - now, 0) / 1e3) + keep))
+return {ok, granted, wait, now, num(start), string.format('%.0f', left * 1000)}
+`
+
+var (
+	bucketScript = redis.NewScript(bucketSrc)
+	periodScript = redis.NewScript(periodSrc)
+)
