@@ -20,13 +20,7 @@ type Event struct {
 // log/slog, set a gauge) and do not block in it. A call that does not close a window pays nothing.
 // A nil fn is an error.
 func WithEvents(fn func(Event)) Option {
-	return func(c *config) error {
-		if fn == nil {
-			return contract.Field(ErrInvalid, "WithEvents", "nil", "a function")
-		}
-		c.events = fn
-		return nil
-	}
+	return func(c *config) error { return contract.Hook(ErrInvalid, "WithEvents", &c.events, fn) }
 }
 
 // tell sets the limit a window learned and tells WithEvents' function when it moved. It runs

@@ -122,13 +122,7 @@ type Event struct {
 // log/slog, set a gauge) and do not block in it. It costs nothing on a call that does not refresh.
 // A nil fn is an error.
 func WithEvents(fn func(Event)) Option {
-	return func(c *config) error {
-		if fn == nil {
-			return contract.Field(ErrInvalid, "WithEvents", "nil", "a function")
-		}
-		c.events = fn
-		return nil
-	}
+	return func(c *config) error { return contract.Hook(ErrInvalid, "WithEvents", &c.events, fn) }
 }
 
 // WithPolicy sets the policy (default [DefaultPolicy]).

@@ -134,13 +134,7 @@ type Event struct {
 // the call that noticed: keep it short (count, log with log/slog, set a gauge) and do not block in
 // it. A nil fn is an error.
 func WithEvents(fn func(Event)) Option {
-	return func(c *config) error {
-		if fn == nil {
-			return contract.Field(ErrInvalid, "WithEvents", "nil", "a function")
-		}
-		c.events = fn
-		return nil
-	}
+	return func(c *config) error { return contract.Hook(ErrInvalid, "WithEvents", &c.events, fn) }
 }
 
 // WithPolicy sets the policy (default [DefaultPolicy]).

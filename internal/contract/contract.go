@@ -130,3 +130,13 @@ func Set[F Func](pkg error, option string, dst *F, f F) error {
 	*dst = f
 	return nil
 }
+
+// Hook is Set for an event callback: it stores f in *dst, or returns an error naming the option
+// when f is nil.
+func Hook[E any](pkg error, option string, dst *func(E), f func(E)) error {
+	if f == nil {
+		return Field(pkg, option, "nil", "a function")
+	}
+	*dst = f
+	return nil
+}

@@ -91,3 +91,16 @@ func TestSet(t *testing.T) {
 		t.Fatalf("Set(nil): %v, and the clock must be left as it was", err)
 	}
 }
+
+func TestHook(t *testing.T) {
+	inv := Invalid("x: invalid")
+	var got int
+	var hook func(int)
+	if err := Hook(inv, "WithEvents", &hook, func(n int) { got = n }); err != nil {
+		t.Fatal(err)
+	}
+	hook(3)
+	if err := Hook(inv, "WithEvents", &hook, nil); got != 3 || !errors.Is(err, inv) {
+		t.Fatalf("Hook(nil): %v, got %d", err, got)
+	}
+}
