@@ -184,8 +184,9 @@ func TestQueueStress(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if r.IntN(3) == 0 {
+				spins := r.IntN(50) // drawn here: r belongs to this goroutine
 				go func() {
-					for k := r.IntN(50); k > 0; k-- {
+					for k := spins; k > 0; k-- {
 						runtime.Gosched()
 					}
 					cancel()
