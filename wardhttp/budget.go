@@ -1,0 +1,74 @@
+package wardhttp
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/wardgo/ward/internal/contract"
+)
+
+// RetryBudget is gRPC's retry throttling (proposal A6): a bucket of tokens that starts full at
+// MaxTokens; every failed attempt takes one token, every successful one gives back Ratio of a
+// token, and a retry is allowed only while more than half the bucket is left. In a healthy
+// system the bucket stays full and every retryable failure is retried; in an outage the failures
+// drain it within MaxTokens/2 attempts and retries stop, so clients retrying cannot multiply the
+// load on a backend that is already failing. In steady partial failure retries settle at about
+// Ratio per successful call: with the default Ratio of 0.1, 10% of calls.
+//
+// Tokens are kept in thousandths in one atomic word, moved by compare-and-set. Safe for
+// concurrent use; must not be copied after first use. Build one with NewRetryBudget.
+type RetryBudget struct {
+	_      noCopy
+	tokens atomic.Int64 // thousandths of a token
+	max    int64        // thousandths
+	ratio  int64        // thousandths given back per success
+}
+
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// DefaultRetryTokens and DefaultRetryRatio are the budget's preset: the values of gRPC's service
+// config example for retry throttling (maxTokens 10, tokenRatio 0.1).
+const (
+	DefaultRetryTokens = 10
+	DefaultRetryRatio  = 0.1
+)
+
+// NewRetryBudget returns a full budget of maxTokens (in (0, 1000], as A6 bounds it) that gives
+// back ratio of a token per success (in (0, 1], kept to thousandths as A6 does).
+func NewRetryBudget(maxTokens, ratio float64) (*RetryBudget, error) {
+	if !(maxTokens > 0 && maxTokens <= 1000) {
+		return nil, contract.Field(ErrInvalid, "maxTokens", maxTokens, "in (0, 1000]")
+	}
+	if !(ratio > 0 && ratio <= 1) {
+		return nil, contract.Field(ErrInvalid, "ratio", ratio, "in (0, 1]")
+	}
+	b := &RetryBudget{max: int64(math.Round(maxTokens * 1000)), ratio: max(int64(ratio*1000), 1)}
+	b.tokens.Store(b.max)
+	return b, nil
+}
+
+// Allow says whether a retry may be made now: more than half the bucket is left. It spends
+// nothing; the retry's own outcome does.
+func (b *RetryBudget) Allow() bool { return b.tokens.Load()*2 > b.max }
+
+// Failure takes one token for a failed attempt.
+func (b *RetryBudget) Failure() { b.add(-1000) }
+
+// Success gives back the ratio of a token for a successful attempt.
+func (b *RetryBudget) Success() { b.add(b.ratio) }
+
+// Tokens returns the tokens left.
+func (b *RetryBudget) Tokens() float64 { return float64(b.tokens.Load()) / 1000 }
+
+func (b *RetryBudget) add(d int64) {
+	for {
+		old := b.tokens.Load()
+		n := min(max(old+d, 0), b.max)
+		if n == old || b.tokens.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
