@@ -27,9 +27,18 @@ import (
 // stays parked: no more calls than the new limit are in flight once the calls admitted before the
 // change have settled. A call that took its P's last pooled credit while the limit was being
 // lowered is admitted under the limit it read, as a compare-and-set on one in-flight count is.
+//
+// A refusal must not scan every P's pool, so one word, dry, says when none can hold a credit. Its
+// low bit is set by a scan that found every pool empty, with a compare-and-set from the value it
+// read before it began; the rest is a version that a pool going from empty to holding credits
+// raises (clearing the bit) after the pool's write, on that slow path only. While the central
+// pool holds nothing and the bit is set, no credit has been parked since a scan found every pool
+// empty, and an acquire whose own pool is empty is refused on two loads. A credit parked during a
+// scan raises the version, so that scan's compare-and-set fails and the next refusal scans again.
 type credits struct {
 	central atomic.Int64 // may be negative: the debt a lowered limit left
 	batch   atomic.Int64 // credits an empty pool takes from the central pool at once; a pool keeps at most 2×batch
+	dry     atomic.Int64 // bit 0: every pool was found empty; above it, a version raised by each pool that fills
 }
 
 // creditsPad rounds credits to whole cache lines.
@@ -60,26 +69,16 @@ func (l *Limiter) sumOf(i uintptr) int64 {
 	return s
 }
 
-// pool returns the calling P's pool word. Nothing runs pinned but the read of the P's index: the
-// goroutine may move to another P before it uses the word, which costs a shared line once and
-// never a credit, since every pool word is written atomically.
-func (l *Limiter) pool() *int64 {
-	r := l.pools.Current()
-	if r == nil {
-		panic("adaptive: Limiter used without New")
-	}
-	p := stripe.PinRow(r)
-	stripe.Unpin()
-	if w := r.Row(p); w != nil {
-		return (*int64)(w)
-	}
-	w := l.pools.Pin() // GOMAXPROCS grew: the table grows, keeping the old rows for sweeps
-	stripe.Unpin()
-	return (*int64)(w)
+// refusable reports whether an acquire whose own pool is empty may be refused on loads alone:
+// the central pool holds no credit and none has been parked on a P since a scan found every
+// pool empty. A debt refuses too.
+func (l *Limiter) refusable() bool {
+	c := l.central.Load()
+	return c < 0 || c == 0 && l.dry.Load()&1 != 0
 }
 
 // takeSlow takes one credit for a caller whose own pool w is empty: a batch from the central
-// pool, else one parked on another P. It reports false when none is free or the central pool is in
+// pool, else one parked on any P. It reports false when none is free or the central pool is in
 // debt. Its caller is pinned: it only loads, adds and compares-and-sets.
 func (l *Limiter) takeSlow(w *int64) bool {
 	for tries := 0; tries < 4; tries++ {
@@ -90,29 +89,45 @@ func (l *Limiter) takeSlow(w *int64) bool {
 		case f > 0:
 			if k := min(f, l.batch.Load()); l.central.CompareAndSwap(f, f-k) {
 				if k > 1 {
-					atomic.AddInt64(w, k-1)
+					l.park(w, k-1)
 					l.repay(w) // a limit lowered meanwhile may have swept the pools already
 				}
 				return true
 			}
-		case l.stealOne(w): // the central pool is empty: are credits parked on other Ps?
-			return true
-		case l.central.Load() <= 0:
-			return false
+		default: // the central pool is empty: are credits parked on a P?
+			d := l.dry.Load() &^ 1
+			if l.stealOne() {
+				return true
+			}
+			if l.central.Load() == 0 {
+				l.dry.CompareAndSwap(d, d|1) // fails if a pool filled since d was read
+				return false
+			}
 		}
 	}
 	return false
 }
 
-// stealOne takes one credit from any P's pool but own (found empty), the rows left by a growth of
-// the table included.
-func (l *Limiter) stealOne(own *int64) bool {
+// park adds k credits to the pool w.
+func (l *Limiter) park(w *int64, k int64) {
+	if atomic.AddInt64(w, k) == k {
+		l.filled()
+	}
+}
+
+// filled is called after a pool went from empty to holding credits: it raises dry's version and
+// clears its bit, so that a refusal scans the pools again.
+func (l *Limiter) filled() {
+	for d := l.dry.Load(); !l.dry.CompareAndSwap(d, d&^1+2); d = l.dry.Load() {
+	}
+}
+
+// stealOne takes one credit from any P's pool, the caller's own and the rows left by a growth of
+// the table included (another goroutine may have given to the caller's pool since it looked).
+func (l *Limiter) stealOne() bool {
 	for r := l.pools.Current(); r != nil; r = r.Prev() {
 		for i := range r.Len() {
 			v := (*int64)(r.Row(i))
-			if v == own {
-				continue
-			}
 			for n := atomic.LoadInt64(v); n > 0; n = atomic.LoadInt64(v) {
 				if atomic.CompareAndSwapInt64(v, n, n-1) {
 					return true
@@ -124,14 +139,21 @@ func (l *Limiter) stealOne(own *int64) bool {
 }
 
 // give returns one credit to the calling P's pool; an overfull pool gives half back, and a debt
-// in the central pool takes the whole pool.
+// in the central pool takes the whole pool. The add is the only thing done pinned.
 func (l *Limiter) give() {
-	w := l.pool()
+	r := l.pools.Current()
+	row := r.Row(stripe.PinRow(r))
+	if row == nil { // GOMAXPROCS grew: the table grows, keeping the old rows for sweeps
+		stripe.Unpin()
+		row = l.pools.Pin()
+	}
+	w := (*int64)(row)
 	n := atomic.AddInt64(w, 1)
-	if b := l.batch.Load(); n > 2*b {
-		if atomic.CompareAndSwapInt64(w, n, n-b) {
-			l.central.Add(b)
-		}
+	stripe.Unpin()
+	if n == 1 {
+		l.filled()
+	} else if b := l.batch.Load(); n > 2*b && atomic.CompareAndSwapInt64(w, n, n-b) {
+		l.central.Add(b)
 	}
 	l.repay(w)
 }

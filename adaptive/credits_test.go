@@ -165,3 +165,51 @@ func TestCreditsReclaimExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalSeesParkedCredits: once a refusal has found every pool empty, it refuses on loads
+// alone; a credit parked afterwards on any P (the caller's own or another's) clears that, so the
+// next acquire finds it: one goroutine still gets exactly the credits there are.
+func TestRefusalSeesParkedCredits(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	l, _ := New(mustFixed(8))
+	var held []Lease
+	for {
+		lease, ok := l.Acquire()
+		if !ok {
+			break
+		}
+		held = append(held, lease)
+	}
+	if len(held) != 8 || l.dry.Load()&1 == 0 || !l.refusable() {
+		t.Fatalf("drained %d of 8, dry %b: want 8 and the refusal's fast path armed", len(held), l.dry.Load())
+	}
+	for round := 0; round < 3; round++ {
+		n := 0
+		for row := range l.pools.All() { // settle one call onto every P's pool, as settles on other Ps do
+			if n < len(held) {
+				held[n].lim = nil
+				l.park((*int64)(row), 1)
+				n++
+			}
+		}
+		if l.refusable() {
+			t.Fatalf("round %d: credits parked on %d Ps, yet a refusal would not look", round, n)
+		}
+		for i := 0; i < n; i++ {
+			lease, ok := l.Acquire()
+			if !ok {
+				t.Fatalf("round %d: refused with %d credits parked", round, n-i)
+			}
+			held[i] = lease
+		}
+		if _, ok := l.Acquire(); ok {
+			t.Fatalf("round %d: admitted past the limit", round)
+		}
+	}
+	for i := range held {
+		held[i].Pass()
+	}
+	if got := l.InFlight(); got != 0 {
+		t.Fatalf("InFlight = %d after settling all, want 0", got)
+	}
+}

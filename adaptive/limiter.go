@@ -28,9 +28,10 @@ var ErrLimitExceeded = contract.Refusal("adaptive: limit exceeded")
 // write), a settle gives one back to the settling P's pool, and only an empty or overfull pool
 // touches the shared central pool. A P whose pool and the central pool are empty takes a credit
 // parked on another P before refusing, so at most the limit is ever in flight and, driven from one
-// goroutine, exactly the limit is admitted. A refusal reads its own pool, the central pool and
-// the other Ps' pools (lines nobody writes while the limit is full), counts itself in its P's row,
-// reads no clock and allocates nothing. Samples go into per-P stripes without atomic
+// goroutine, exactly the limit is admitted. A refusal reads its own pool and the central pool's
+// line (which nobody writes while the limit is full), which also says whether any credit has been
+// parked on a P since a scan found every pool empty; only then does it scan the other Ps' pools.
+// It counts itself in its P's row, reads no clock and allocates nothing (about 4.5 ns here). Samples go into per-P stripes without atomic
 // read-modify-write ([atomicwindow.Batch]). A window closes once at least its Duration (1 s) has
 // passed and it holds at least MinSamples timed calls (10); a window that has run its time with
 // fewer is extended (its end moves a Duration past the call that found it short) and keeps its
@@ -215,7 +216,7 @@ func (l *Limiter) Acquire() (Lease, bool) {
 		row = l.pools.Pin()
 	}
 	w := (*int64)(row)
-	if n := atomic.LoadInt64(w); (n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1)) && !l.takeSlow(w) {
+	if n := atomic.LoadInt64(w); (n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1)) && (l.refusable() || !l.takeSlow(w)) {
 		stripe.Add((*int64)(unsafe.Add(row, wRefused*8)), 1)
 		stripe.Unpin()
 		return Lease{}, false
