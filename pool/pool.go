@@ -391,7 +391,6 @@ type waiter struct {
 	queued     bool
 }
 
-var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan grant, 1)} }}
 
 func (p *Pool[T]) enqueue(w *waiter) {
 	w.prev, w.next, w.queued = p.tail, nil, true
@@ -428,11 +427,12 @@ func (p *Pool[T]) give(g grant) {
 
 func (p *Pool[T]) acquireSlow(ctx context.Context) (T, error) {
 	var zero T
-	w := waiters.Get().(*waiter)
+	// A waiter of its own (one small allocation on the slow path): a waiter kept for reuse across
+	// calls would carry its channel from one testing/synctest bubble into another.
+	w := &waiter{ch: make(chan grant, 1)}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		waiters.Put(w)
 		return zero, ErrClosed
 	}
 	p.enqueue(w)
@@ -447,18 +447,15 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (T, error) {
 		if w.queued {
 			p.dequeue(w)
 			p.mu.Unlock()
-			waiters.Put(w)
-			return zero, ctx.Err()
+				return zero, ctx.Err()
 		}
 		p.mu.Unlock()
 		g = <-w.ch // served while giving up: undo it
-		waiters.Put(w)
 		if g.err == nil {
 			p.undo(g)
 		}
 		return zero, ctx.Err()
 	}
-	waiters.Put(w)
 	if g.err != nil {
 		return zero, g.err
 	}
