@@ -40,7 +40,9 @@ func TestClassified(t *testing.T) {
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer cancel2()
-	timeout := http.TimeoutHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }), time.Nanosecond, "slow")
+	release := make(chan struct{}) // the slow handler outlives the timeout, whatever the scheduling
+	defer close(release)
+	timeout := http.TimeoutHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }), time.Nanosecond, "slow")
 	tests := []struct {
 		name string
 		ctx  context.Context
