@@ -7,14 +7,14 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit contrib bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
+.PHONY: help test vet fmt-check unit contrib loadtest bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 test: fmt-check vet unit contrib bench-quick ## gofmt check, full go vet, race tests with shuffle, every contrib module, the bench suite's quick mode (what CI runs)
 
-demo: ## the overload simulator: every rule, breaker and shedder through simulated overloads, as tables
+demo: ## the overload simulator: every rule, breaker and shedder through simulated overloads (cold start, capacity steps, spike, 4x overload, an 8-slot backend), a pool, as tables and a scores table against the settling bars
 	$(GO) run ./cmd/wardsim
 
 demo-netflix: ## the same tables with the Netflix-style Go port's algorithms beside ward's (bench module)
@@ -34,6 +34,9 @@ unit: ## go test -race -shuffle=on over every package (the GOMAXPROCS stress tes
 
 bench-pkg: ## the packages' own benchmarks, -count $(COUNT) at -cpu $(CPUS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -cpu $(CPUS) $(PKGS)
+
+loadtest: ## the example service under wrk at 0.5x-4x capacity, unprotected and under each protection (about 4 minutes, loopback only); results in loadtest/results/
+	./loadtest/run.sh
 
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 

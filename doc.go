@@ -65,7 +65,10 @@
 // once), [github.com/wardgo/ward/breaker] around each call (is the backend failing),
 // [github.com/wardgo/ward/shed] at the door (is this process overloaded),
 // [github.com/wardgo/ward/rate] per client (quotas), [github.com/wardgo/ward/failurewindow] per
-// address (failed logins), [github.com/wardgo/ward/retry] when a call may be tried again, and
-// [github.com/wardgo/ward/pool] for the connections themselves. [github.com/wardgo/ward/sim]
-// drives the limiters, the breaker and the shedder through simulated overloads.
+// address (failed logins), [github.com/wardgo/ward/retry] when a call may be tried again,
+// [github.com/wardgo/ward/pool] for the connections themselves, and
+// [github.com/wardgo/ward/wardhttp] to put any of them in front of a net/http handler or behind an
+// http.Client; gRPC interceptors, Prometheus and OpenTelemetry metrics and shared quotas on Redis
+// are nested modules under contrib/. [github.com/wardgo/ward/sim] drives the limiters, the breaker
+// and the shedder through simulated overloads.
 package ward
