@@ -37,7 +37,12 @@
 //
 // # Which rule
 //
-//   - [GradientRule] (Netflix Gradient2, the recommended rule): compares each window's latency with
+//   - [KneeRule] (ward's own, the recommended rule): slow start from a cold limit, a latency
+//     baseline it checks before trusting, a cut to what the baseline says the backend carries when
+//     it queues, and held probing above the knee; see # A limit that settles. In the simulator's
+//     scores table it is the only rule that meets every settling bar, and its minimum of 1 protects
+//     backends of any size.
+//   - [GradientRule] (Netflix Gradient2, kept exactly): compares each window's latency with
 //     a long-run average. Use it when latency is the overload signal. Within 1.5× the average the
 //     limit grows by about 0.8 a window; beyond it, it shrinks in proportion. It learns a new
 //     normal: latency that stays high for hundreds of windows becomes the average and the limit
