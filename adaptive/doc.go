@@ -39,7 +39,7 @@
 //
 //   - [KneeRule] (ward's own, the recommended rule): slow start from a cold limit, a latency
 //     baseline it checks before trusting, a cut to what the baseline says the backend carries when
-//     it queues, and held probing above the knee; see # A limit that settles. In the simulator's
+//     it queues, and held probing above the knee; see "A limit that settles" below. In the simulator's
 //     scores table it is the only rule that meets every settling bar, and its minimum of 1 protects
 //     backends of any size.
 //   - [GradientRule] (Netflix Gradient2, kept exactly): compares each window's latency with
