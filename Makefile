@@ -7,7 +7,7 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit contrib loadtest bench-quick bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
+.PHONY: help test vet fmt-check unit contrib loadtest bench-quick bench-scaling bench-instructions bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -60,6 +60,12 @@ bench: ## the comparison suite against the anchors: -count $(COUNT) -cpu $(CPUS)
 	} | tee $(RESULT).tmp && mv $(RESULT).tmp $(RESULT).txt
 	cd bench && $(GO) tool benchstat -col /impl $(RESULT).txt > $(RESULT)-benchstat.txt
 	$(MAKE) bench-report
+
+bench-scaling: ## the admission paths at -cpu 1,2,4,8,16 beside the shared-word anchors: ns/op and calls/s/core
+	cd bench && $(GO) test -run '^$$' -bench Scaling -benchtime 100ms -count 10 -cpu 1,2,4,8,16 .
+
+bench-instructions: ## callgrind instructions per single-goroutine call, ward and every anchor (valgrind needed)
+	cd bench && sh cmd/instructions/instructions.sh 50000
 
 bench-report: ## regenerate the README's performance table from bench/results
 	cd bench && $(GO) run ./cmd/report -results results -readme ../README.md
