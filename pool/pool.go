@@ -391,7 +391,6 @@ type waiter struct {
 	queued     bool
 }
 
-
 func (p *Pool[T]) enqueue(w *waiter) {
 	w.prev, w.next, w.queued = p.tail, nil, true
 	if p.tail == nil {
@@ -447,7 +446,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (T, error) {
 		if w.queued {
 			p.dequeue(w)
 			p.mu.Unlock()
-				return zero, ctx.Err()
+			return zero, ctx.Err()
 		}
 		p.mu.Unlock()
 		g = <-w.ch // served while giving up: undo it
