@@ -22,6 +22,10 @@
 // differential tests compare them against a live server). Instants are whole microseconds,
 // TIME's resolution; a period must be a whole number of them.
 //
+// A key holds one string, its state as two numbers ("tokens stamp" for a bucket, "start count"
+// for a period), read with GET and written with its expiry by one SET ... PX: two server calls
+// a decision.
+//
 // One key per call: a Cluster routes each call to the key's slot, and any key works. A prefix
 // holding a hash tag ("{quota}:") would put every key on one slot; leave tags to the keys.
 //
@@ -54,8 +58,8 @@
 // counted (Stats: one counter per outcome). ward's breaker (breaker.New, or WithBreaker) sits in
 // front of the server: once calls fail, it refuses most of them without a round trip, so a dead
 // server costs a breaker decision per call rather than a timeout; it lets a probe through every
-// second and closes as calls succeed again, with no restart. A key holding something else (a
-// string, a hash of other fields) is an error matching [ErrGarbage] naming the key; the server
+// second and closes as calls succeed again, with no restart. A key holding something else (another
+// type, or a string that is not two numbers) is an error matching [ErrGarbage] naming the key; the server
 // answered, so the breaker counts it as a success.
 //
 //	policy      such a call is                       Do returns                        the quota meanwhile
@@ -79,8 +83,10 @@
 //
 // # Edge cases
 //
-//   - A round trip allocates what go-redis allocates (a few small values); a call answered by a
-//     lease allocates nothing.
+//   - A round trip allocates what go-redis allocates and little more: 13 small values a decision
+//     on a *redis.Client (the command and its arguments, the deadline of a context that has none,
+//     the reply, go-redis's connection check). A call answered by a lease, or refused while the
+//     store's refusal stands, allocates nothing.
 //   - Instants are held to [MaxInstant] either way of the clock's origin (TakeAt returns an
 //     error beyond); TakeAt rounds an instant down to a whole microsecond.
 //   - The server's clock jumping back (TIME is a wall clock) is handled as the pure cores handle

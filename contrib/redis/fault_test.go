@@ -103,8 +103,10 @@ func TestGarbage(t *testing.T) {
 	}
 	put := []func(key string) error{
 		func(key string) error { return c.Set(ctx, key, "hello", 0).Err() },
-		func(key string) error { return c.HSet(ctx, key, "t", "many", "s", "1", "c", "x").Err() },
-		func(key string) error { return c.HSet(ctx, key, "t", "1", "s", "later", "c", "z").Err() },
+		func(key string) error { return c.Set(ctx, key, "many 1", 0).Err() },
+		func(key string) error { return c.Set(ctx, key, "1 later", 0).Err() },
+		func(key string) error { return c.Set(ctx, key, "1 2 3", 0).Err() },
+		func(key string) error { return c.HSet(ctx, key, "t", "1", "s", "2").Err() },
 		func(key string) error { return c.RPush(ctx, key, "a").Err() },
 	}
 	for _, l := range []*wardredis.Limiter{bk, pd} {
@@ -123,8 +125,8 @@ func TestGarbage(t *testing.T) {
 			_ = c.Del(ctx, prefix(t)+key)
 		}
 	}
-	if st := bk.Stats(); st.Garbage != 8 || st.Errors != 0 {
-		t.Errorf("stats %+v: want 8 garbage calls and no store errors", st)
+	if st := bk.Stats(); st.Garbage != 12 || st.Errors != 0 {
+		t.Errorf("stats %+v: want 12 garbage calls and no store errors", st)
 	}
 }
 
@@ -274,5 +276,68 @@ func TestLease(t *testing.T) {
 	ttl, err := c.PTTL(ctx, prefix(t)+"hot").Result()
 	if err != nil || ttl < 400*time.Second || ttl > 502*time.Second {
 		t.Fatalf("PTTL of a spent bucket of 500 at 1/s = %v, %v: want about 500 s and the 1 s keep", ttl, err)
+	}
+}
+
+// TestLeaseAllocs: a call answered by a lease, or refused while the store's refusal stands,
+// allocates nothing, through a prefixed Limiter.Take as through a Key.
+func TestLeaseAllocs(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	var now atomic.Int64
+	now.Store(int64(time.Hour))
+	clk := wardredis.WithClock(now.Load)
+	l, err := wardredis.NewBucket(c, prefix(t), 1, 1000, wardredis.WithLease(1000, time.Hour), clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := l.Key("k")
+	for _, key := range []string{"hot", "k"} {
+		for range 2 { // the first lease is of one token, the second of the most
+			if d, err := l.Take(ctx, key, 1); err != nil || !d.OK || d.By != wardredis.Store {
+				t.Fatalf("%s: %+v, %v", key, d, err)
+			}
+		}
+	}
+	ok := func(context.Context) error { return nil }
+	cases := map[string]func(){
+		"Limiter.Take": func() {
+			if d, err := l.Take(ctx, "hot", 1); err != nil || !d.OK || d.By != wardredis.Lease {
+				t.Fatalf("%+v, %v", d, err)
+			}
+		},
+		"Key.Allow": func() {
+			if !k.Allow() {
+				t.Fatal("refused")
+			}
+		},
+		"Key.Do": func() {
+			if err := k.Do(ctx, ok); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, f := range cases {
+		if a := testing.AllocsPerRun(100, f); a != 0 {
+			t.Errorf("%s from a lease: %v allocations, want 0", name, a)
+		}
+	}
+	// a bucket of one token: spent, then refused by the store, then refused here
+	one, err := wardredis.NewBucket(c, prefix(t)+"one:", 1, 1, wardredis.WithLease(1, time.Hour), clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []wardredis.Source{wardredis.Store, wardredis.Store, wardredis.Lease} {
+		if d, err := one.Take(ctx, "k", 1); err != nil || d.OK != (i == 0) || d.By != want {
+			t.Fatalf("call %d: %+v, %v", i, d, err)
+		}
+	}
+	held := testing.AllocsPerRun(100, func() {
+		if d, _ := one.Take(ctx, "k", 1); d.OK || d.By != wardredis.Lease || d.Wait <= 0 {
+			t.Fatalf("%+v", d)
+		}
+	})
+	if held != 0 {
+		t.Errorf("a refusal held from the store's: %v allocations, want 0", held)
 	}
 }

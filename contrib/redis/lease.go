@@ -181,13 +181,13 @@ func (k *Key) Now() int64 { return k.l.Now() }
 
 // Allow takes one token at the limiter's clock, bounded by the timeout.
 func (k *Key) Allow() bool {
-	d, _ := k.l.take(context.Background(), k.rkey, k.e, 1)
+	d, _ := k.l.take(context.Background(), "", k.rkey, k.e, 1)
 	return d.OK
 }
 
 // Do is [Limiter.Do] for this key.
 func (k *Key) Do(ctx context.Context, fn func(context.Context) error) error {
-	d, _ := k.l.take(ctx, k.rkey, k.e, 1)
+	d, _ := k.l.take(ctx, "", k.rkey, k.e, 1)
 	return k.l.do(ctx, d, fn)
 }
 
@@ -200,5 +200,5 @@ func (k *Key) Acquire(int64) bool { return k.Allow() }
 func (k *Key) Release(int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), k.l.cfg.timeout)
 	defer cancel()
-	_ = k.l.release(ctx, k.rkey, k.e)
+	_ = k.l.release(ctx, "", k.rkey, k.e)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -254,11 +255,12 @@ const (
 type Limiter struct {
 	_      noCopy
 	client redis.UniversalClient
-	script *redis.Script
+	sha    any // the script's SHA-1, for EVALSHA (boxed once)
+	src    any // the script, for EVAL when the server has lost it
 	prefix string
 	kind   kind
-	most   int      // the most tokens one call may take: the burst or the quota
-	args   []string // the policy's script arguments, after op, now and n
+	most   int   // the most tokens one call may take: the burst or the quota
+	args   []any // the policy's script arguments, after op, now and n, boxed once
 	cfg    config
 	brk    *breaker.Breaker
 	local  func() int64 // the clock leases expire on
@@ -292,8 +294,7 @@ func NewBucket(c redis.UniversalClient, prefix string, perSecond float64, burst 
 	if err != nil {
 		return nil, err
 	}
-	l.script = bucketScript
-	l.args = []string{strconv.FormatFloat(perSecond, 'g', -1, 64), strconv.Itoa(burst), ms(l.cfg.keep)}
+	l.setScript(bucketSrc, strconv.FormatFloat(perSecond, 'g', -1, 64), strconv.Itoa(burst), ms(l.cfg.keep))
 	l.fb = func() (*rate.BucketLimiter, error) {
 		return newFallback(perSecond*l.cfg.share, float64(burst)*l.cfg.share)
 	}
@@ -316,12 +317,11 @@ func NewPeriod(c redis.UniversalClient, prefix string, quota int, period time.Du
 	if err != nil {
 		return nil, err
 	}
-	l.script = periodScript
 	a := "0"
 	if align {
 		a = "1"
 	}
-	l.args = []string{strconv.Itoa(quota), strconv.FormatInt(int64(period/time.Microsecond), 10), a, ms(l.cfg.keep)}
+	l.setScript(periodSrc, strconv.Itoa(quota), strconv.FormatInt(int64(period/time.Microsecond), 10), a, ms(l.cfg.keep))
 	l.fb = func() (*rate.BucketLimiter, error) {
 		q := float64(quota) * l.cfg.share
 		return newFallback(q/period.Seconds(), q)
@@ -338,6 +338,13 @@ func (l *Limiter) checkFallback() (*Limiter, error) {
 		}
 	}
 	return l, nil
+}
+
+func (l *Limiter) setScript(src string, args ...string) {
+	l.sha, l.src = any(redis.NewScript(src).Hash()), any(src)
+	for _, a := range args {
+		l.args = append(l.args, a)
+	}
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(int64(d/time.Millisecond), 10) }
@@ -423,7 +430,7 @@ func (l *Limiter) Stats() Stats {
 // store could not decide (wrapping the go-redis error, [ErrGarbage], or breaker.ErrUnavailable
 // when the breaker kept the call from the store); the Decision is then the failure policy's.
 func (l *Limiter) Take(ctx context.Context, key string, n int) (Decision, error) {
-	return l.take(ctx, l.prefix+key, l.keys.get(l, key), n)
+	return l.take(ctx, l.prefix, key, l.keys.get(l, key), n)
 }
 
 // TakeAt asks for n tokens of key at now, an instant of the limiter's clock (Unix nanoseconds
@@ -434,7 +441,7 @@ func (l *Limiter) TakeAt(ctx context.Context, key string, now int64, n int) (Dec
 	if now > MaxInstant || now < -MaxInstant {
 		return Decision{}, contract.Field(ErrInvalid, "now", now, "within MaxInstant of the clock's origin")
 	}
-	return l.store(ctx, l.prefix+key, nil, "take", micros(now), n)
+	return l.store(ctx, l.prefix, key, nil, opTake, micros(now), n)
 }
 
 func micros(now int64) string {
@@ -447,7 +454,7 @@ func micros(now int64) string {
 
 // Allow takes one token of key at the limiter's clock, bounded by the timeout.
 func (l *Limiter) Allow(key string) bool {
-	d, _ := l.take(context.Background(), l.prefix+key, l.keys.get(l, key), 1)
+	d, _ := l.take(context.Background(), l.prefix, key, l.keys.get(l, key), 1)
 	return d.OK
 }
 
@@ -456,7 +463,7 @@ func (l *Limiter) Allow(key string) bool {
 // ward.RetryAfter reads the wait) when the quota refused, or [ErrUnavailable] when the store could
 // not decide and the policy is FailClosed.
 func (l *Limiter) Do(ctx context.Context, key string, fn func(context.Context) error) error {
-	d, _ := l.take(ctx, l.prefix+key, l.keys.get(l, key), 1)
+	d, _ := l.take(ctx, l.prefix, key, l.keys.get(l, key), 1)
 	return l.do(ctx, d, fn)
 }
 
@@ -474,21 +481,29 @@ func (l *Limiter) do(ctx context.Context, d Decision, fn func(context.Context) e
 // open): what a rate.Chained does when a later link refuses. A token of a lease goes back to the
 // lease.
 func (l *Limiter) Release(ctx context.Context, key string) error {
-	return l.release(ctx, l.prefix+key, l.keys.get(l, key))
+	return l.release(ctx, l.prefix, key, l.keys.get(l, key))
 }
 
-func (l *Limiter) release(ctx context.Context, rkey string, e *entry) error {
+func (l *Limiter) release(ctx context.Context, pre, key string, e *entry) error {
 	if l.cfg.leaseMax > 0 && e.giveBack(l.local()) {
 		return nil
 	}
-	_, err := l.store(ctx, rkey, e, "release", l.instant(), 0)
+	_, err := l.store(ctx, pre, key, e, opRelease, l.instant(), 0)
 	return err
 }
 
-// take is Take on the Redis key rkey with its entry (nil when the limiter keeps none).
-func (l *Limiter) take(ctx context.Context, rkey string, e *entry, n int) (Decision, error) {
+// The script's ops, boxed once: a string put in an interface value allocates.
+var (
+	opTake    any = "take"
+	opLease   any = "lease"
+	opRelease any = "release"
+)
+
+// take is Take on the Redis key pre+key with its entry (nil when the limiter keeps none); the
+// two are joined only for a round trip, so that a lease's answer allocates nothing.
+func (l *Limiter) take(ctx context.Context, pre, key string, e *entry, n int) (Decision, error) {
 	if l.cfg.leaseMax == 0 || n != 1 {
-		return l.store(ctx, rkey, e, "take", l.instant(), n)
+		return l.store(ctx, pre, key, e, opTake, l.instant(), n)
 	}
 	sent := l.local()
 	if d, ok := e.hand(sent); ok {
@@ -500,7 +515,7 @@ func (l *Limiter) take(ctx context.Context, rkey string, e *entry, n int) (Decis
 		return d, nil
 	}
 	ask := e.ask(sent, l.cfg.life, l.cfg.leaseMax)
-	d, err := l.store(ctx, rkey, e, "lease", l.instant(), ask)
+	d, err := l.store(ctx, pre, key, e, opLease, l.instant(), ask)
 	switch {
 	case err != nil:
 	case d.OK:
@@ -520,25 +535,31 @@ func (l *Limiter) instant() string {
 }
 
 // store runs the script once, through the breaker; when it cannot, the failure policy decides.
-func (l *Limiter) store(ctx context.Context, rkey string, e *entry, op, now string, n int) (Decision, error) {
+func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, now string, n int) (Decision, error) {
 	p, err := l.brk.Allow()
 	if err != nil {
 		l.n.broken.Add(1)
 		return l.fail(e, n, errBroken)
 	}
+	rkey := pre + key
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
 		defer cancel()
 	}
-	args := make([]any, 0, 3+len(l.args))
-	args = append(args, op, now, n)
-	for _, a := range l.args {
-		args = append(args, a)
-	}
+	// EVALSHA sha 1 key op now n policy...: the command built here in one slice, where
+	// Script.Run would build a slice of keys, a slice of arguments and a copy of both.
+	args := make([]any, 0, 7+len(l.args))
+	args = append(args, "evalsha", l.sha, "1", rkey, op, now, n)
+	args = append(args, l.args...)
 	l.n.trips.Add(1)
 	sent := clock.Now()
-	reply, err := l.script.Run(ctx, l.client, []string{rkey}, args...).Slice()
+	reply, err := l.client.Do(ctx, args...).Text()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // flushed, or a new server
+		args[0], args[1] = "eval", l.src
+		l.n.trips.Add(1)
+		reply, err = l.client.Do(ctx, args...).Text()
+	}
 	if err != nil {
 		var re redis.Error
 		switch {
@@ -571,41 +592,32 @@ func (l *Limiter) store(ctx context.Context, rkey string, e *entry, op, now stri
 	return d, nil
 }
 
-// parse reads the script's reply: {ok, granted, wait, now, start, reset}.
-func (l *Limiter) parse(r []any) (Decision, int64, error) {
-	bad := func() (Decision, int64, error) {
-		return Decision{}, 0, fmt.Errorf("wardredis: unexpected script reply %v", r)
+// parse reads the script's reply: "ok granted wait now start reset", integers but for start,
+// which is "-" when no period is open. It allocates nothing.
+func (l *Limiter) parse(r string) (Decision, int64, error) {
+	var f [6]int64
+	rest := r
+	for i := range f {
+		var s string
+		s, rest, _ = strings.Cut(rest, " ")
+		if i == 4 && s == "-" {
+			f[i] = math.MinInt64
+			continue
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return Decision{}, 0, fmt.Errorf("wardredis: unexpected script reply %q", r)
+		}
+		f[i] = v
 	}
-	if len(r) != 6 {
-		return bad()
-	}
-	ok, _ := r[0].(int64)
-	now, _ := r[3].(int64)
-	ws, _ := r[2].(string)
-	wait, err := strconv.ParseInt(ws, 10, 64)
-	if err != nil {
-		return bad()
-	}
-	d := Decision{OK: ok == 1, By: Store, Wait: time.Duration(wait)}
-	if wait < 0 {
+	d := Decision{OK: f[0] == 1, By: Store, Wait: time.Duration(f[2]), granted: int(f[1]), reset: time.Duration(f[5])}
+	if f[2] < 0 {
 		d.Wait = rate.Forever
 	}
-	if s, ok := r[4].(string); ok {
-		us, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return bad()
-		}
-		d.Start = us * 1000
+	if f[4] != math.MinInt64 {
+		d.Start = f[4] * 1000
 	}
-	g, _ := r[1].(int64)
-	d.granted = int(g)
-	rs, _ := r[5].(string)
-	reset, err := strconv.ParseInt(rs, 10, 64)
-	if err != nil {
-		return bad()
-	}
-	d.reset = time.Duration(reset)
-	return d, now, nil
+	return d, f[3], nil
 }
 
 // fail answers a call the store could not decide, by the failure policy.

@@ -1,25 +1,27 @@
 package wardredis
 
-import "github.com/redis/go-redis/v9"
-
 // The scripts are rate.Bucket.Step and rate.Period.Step written again in Lua, operation for
 // operation in the same order, so that the server's float64 arithmetic gives the same bits as the
 // pure cores (the differential test compares decisions, waits and stored state).
 //
 // Instants are whole microseconds (TIME's resolution), held exactly in a Lua number up to 2^53.
 // A span between two instants is d microseconds, d*1000 nanoseconds: the same correctly rounded
-// float64 the pure cores compute from int64 nanoseconds. A state is stored with %.17g, which
-// reads back to the same bits.
+// float64 the pure cores compute from int64 nanoseconds.
+//
+// A key's state is one string, two numbers and a space ("tokens stamp" for a bucket, "start
+// count" for a period), each written with %.17g, which reads back to the same bits; a script
+// reads it with one GET and writes it, with its expiry, in one SET ... PX: two server calls per
+// decision, as few as a read-modify-write can take.
 //
 // KEYS[1]: the key. ARGV: op ("take", "lease", "release"), now in µs ("" reads TIME), n (the
 // tokens wanted; the most a lease asks for), then the policy (see each script).
 //
-// Reply: {ok, granted, wait, now, start, reset}: ok is 1 when the call was granted (a call for
-// no token is granted and takes none); granted is how many tokens were taken;
-// wait is nanoseconds until the call would pass, as a decimal string ("-1": never); now is the
-// instant decided at (µs); start is the open period's start (µs, as a string; false for a
-// bucket or when no period is open); reset is nanoseconds until the open period ends (period
-// only, "0" otherwise).
+// Reply: one string of six fields, "ok granted wait now start reset": ok is 1 when the call was
+// granted (a call for no token is granted and takes none); granted is how many tokens were taken;
+// wait is nanoseconds until the call would pass (-1: never); now is the instant decided at (µs);
+// start is the open period's start (µs; "-" for a bucket or when no period is open); reset is
+// nanoseconds until the open period ends (period only, 0 otherwise). One string rather than an
+// array: the client reads one value instead of six.
 
 // shared is the prologue both scripts begin with.
 const shared = `
@@ -32,18 +34,29 @@ end
 if n < 0 then n = 0 end
 local function num(x) return string.format('%.17g', x) end
 local function garbage() return redis.error_reply('WARDGARBAGE key ' .. key .. ' holds no ward state') end
+local function reply(ok, granted, wait, start, reset)
+  return string.format('%d %.0f %s %.0f %s %s', ok, granted, wait, now, start, reset)
+end
+-- state reads the key: false when absent, the two numbers of its state, or nil when the key
+-- holds anything else (another type, or a string that is not two numbers)
+local function state()
+  local v = redis.pcall('GET', key)
+  if not v then return false end
+  if type(v) ~= 'string' then return nil end
+  local a, b = string.match(v, '^(%S+) (%S+)$')
+  a, b = tonumber(a), tonumber(b)
+  if not a or not b then return nil end
+  return true, a, b
+end
 `
 
 // bucketSrc is rate.Bucket.Step. ARGV[4]: rate (tokens a second), ARGV[5]: burst, ARGV[6]: how
 // long a full key is kept, in ms.
 const bucketSrc = shared + `
 local rate, burst, keep = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local v = redis.call('HMGET', key, 't', 's')
-local tokens, stamp = burst, now
-if v[1] or v[2] then
-  tokens, stamp = tonumber(v[1]), tonumber(v[2])
-  if not tokens or not stamp then return garbage() end
-end
+local found, tokens, stamp = state()
+if found == nil then return garbage() end
+if not found then tokens, stamp = burst, now end
 -- refill: a state from a store is held to [0, burst]; a stamp more than MaxSkew (60 s) ahead
 -- is pulled back to now, empty; time only moves the state forward.
 if tokens ~= tokens then tokens = 0 end
@@ -74,10 +87,9 @@ if ok == 0 then
     if not (w < 9223372036854775807) then wait = '-1' else wait = string.format('%.0f', math.max(w, 1)) end
   end
 end
-redis.call('HSET', key, 't', num(tokens), 's', num(stamp))
 -- the key can matter until the bucket is full again: after that, no key reads the same
-redis.call('PEXPIRE', key, string.format('%.0f', math.ceil((burst - tokens) / rate * 1e3 + math.max(stamp - now, 0) / 1e3) + keep))
-return {ok, granted, wait, now, false, '0'}
+redis.call('SET', key, num(tokens) .. ' ' .. num(stamp), 'PX', string.format('%.0f', math.ceil((burst - tokens) / rate * 1e3 + math.max(stamp - now, 0) / 1e3) + keep))
+return reply(ok, granted, wait, '-', '0')
 `
 
 // periodSrc is rate.Period.Step. ARGV[4]: quota, ARGV[5]: period in µs, ARGV[6]: "1" to align
@@ -90,19 +102,14 @@ local function open(t)
   if r < 0 then r = r + p end
   return t - r
 end
-local v = redis.call('HMGET', key, 's', 'c')
-local isopen, start, count = false, 0, 0
-if v[1] or v[2] then
-  start, count = tonumber(v[1]), tonumber(v[2])
-  if not start or not count or start ~= math.floor(start) or count ~= math.floor(count) then return garbage() end
-  isopen = true
-  if count < 0 then count = 0 end
-end
+local isopen, start, count = state()
+if isopen == nil or (isopen and (start ~= math.floor(start) or count ~= math.floor(count))) then return garbage() end
+if not isopen then start, count = 0, 0 elseif count < 0 then count = 0 end
 -- current: a start more than MaxSkew ahead is pulled back to open at now, spent; an ended
 -- period reads as none open (a now before the start counts in the open period)
 if isopen then
   if start - now > 60000000 then
-    if op == 'release' then return {1, 0, '0', now, false, '0'} end
+    if op == 'release' then return reply(1, 0, '0', '-', '0') end
     start, count = open(now), quota
   elseif now >= start and now - start >= p then
     isopen, start, count = false, 0, 0
@@ -131,15 +138,9 @@ else
 end
 if not isopen then
   redis.call('DEL', key)
-  return {ok, granted, wait, now, false, '0'}
+  return reply(ok, granted, wait, '-', '0')
 end
-redis.call('HSET', key, 's', num(start), 'c', num(count))
 local left = p - math.max(now - start, 0)
-redis.call('PEXPIRE', key, string.format('%.0f', math.ceil(left / 1e3 + math.max(start - now, 0) / 1e3) + keep))
-return {ok, granted, wait, now, num(start), string.format('%.0f', left * 1000)}
+redis.call('SET', key, num(start) .. ' ' .. num(count), 'PX', string.format('%.0f', math.ceil(left / 1e3 + math.max(start - now, 0) / 1e3) + keep))
+return reply(ok, granted, wait, num(start), string.format('%.0f', left * 1000))
 `
-
-var (
-	bucketScript = redis.NewScript(bucketSrc)
-	periodScript = redis.NewScript(periodSrc)
-)
