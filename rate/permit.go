@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wardgo/ward/internal/contract"
 )
@@ -113,11 +114,13 @@ const DefaultPartitions = 10_000
 // not always of the whole table.
 //
 // The limiter of a key is called under its shard's lock, so a pure [Bucket], [Sliding] or
-// [Period] per key is safe. A known key costs a lock, a map lookup and a move to the front of a
-// list: no allocation. Safe for concurrent use; must not be copied.
+// [Period] per key is safe. Acquire admits one call; [Partitioned.Take] admits n and says how
+// long a refused key waits, when its limiter knows. A known key costs a lock, a map lookup and a
+// move to the front of a list: no allocation. Safe for concurrent use; must not be copied.
 type Partitioned[P Permit] struct {
 	make   func(key string) P
 	shards []partShard[P]
+	plain  bool // P has neither TakeAt nor Take: Take asks Acquire, without boxing a limiter
 }
 
 type partShard[P Permit] struct {
@@ -149,7 +152,10 @@ func NewPartitioned[P Permit](max int, make func(key string) P) (*Partitioned[P]
 	for n < 64 && max/(2*n) >= 64 { // shards of at least 64 keys
 		n *= 2
 	}
-	t := &Partitioned[P]{make: make, shards: newShards[P](n)}
+	var zero P
+	_, at := any(zero).(takerAt)
+	_, core := any(zero).(taker)
+	t := &Partitioned[P]{make: make, shards: newShards[P](n), plain: any(zero) != nil && !at && !core}
 	per, extra := max/n, max%n
 	for i := range t.shards {
 		t.shards[i].cap = per
@@ -234,6 +240,59 @@ func (t *Partitioned[P]) Acquire(key string, now int64) bool {
 	var ok bool
 	t.with(key, func(p P) { ok = p.Acquire(now) })
 	return ok
+}
+
+// Take takes n calls at now from key's limiter and, when it refuses, says how long until they
+// would pass, if the limiter knows: a limiter with TakeAt(now, n) (ok, wait) ([BucketLimiter],
+// [SlidingLimiter], [PeriodLimiter]) or Take(now, n) (ok, wait) ([Bucket], [Sliding], [Period])
+// is asked through it, and its wait comes back as it gave it (0 when ok, [Forever] when n is
+// more than it ever admits). Any other [Permit] ([Gate], [Chained], the adaptive limiter's
+// AsPermit) is asked Acquire n times, all or nothing (the calls it had admitted are released
+// when one is refused), and its wait is 0: unknown. Like Acquire, it allocates nothing for a key
+// already kept.
+//
+// # Edge cases
+//
+//   - A negative n costs nothing and is admitted, as n = 0 is.
+//   - A limiter of your own with TakeAt or Take, held by value rather than by pointer, may be
+//     copied to the heap on each Take (one allocation) to be asked through that method; hold it by
+//     pointer, as this package's limiters are.
+func (t *Partitioned[P]) Take(key string, now int64, n int) (ok bool, wait time.Duration) {
+	t.with(key, func(p P) { ok, wait = t.take(p, now, n) })
+	return ok, wait
+}
+
+// takerAt is the limiters' shape: n calls at an instant of their clock, and the wait.
+type takerAt interface {
+	TakeAt(now int64, n int) (ok bool, wait time.Duration)
+}
+
+// taker is the pure cores' shape: n calls at now, and the wait.
+type taker interface {
+	Take(now int64, n int) (ok bool, wait time.Duration)
+}
+
+// take asks p for n calls at now through the richest method it has. A P known to have neither
+// (any type but an interface) is never converted to an interface: a limiter held by value would
+// be copied to the heap.
+func (t *Partitioned[P]) take(p P, now int64, n int) (bool, time.Duration) {
+	if !t.plain {
+		switch q := any(p).(type) {
+		case takerAt:
+			return q.TakeAt(now, n)
+		case taker:
+			return q.Take(now, n)
+		}
+	}
+	for i := 0; i < n; i++ {
+		if !p.Acquire(now) {
+			for ; i > 0; i-- {
+				p.Release(now)
+			}
+			return false, 0
+		}
+	}
+	return true, 0
 }
 
 // Release releases one admission of key's limiter. A key dropped meanwhile is made fresh first,

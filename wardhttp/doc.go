@@ -63,7 +63,8 @@
 //   - A status written after the client left still settles Ignore: the client's going away wins.
 //   - [ByHeader] gives every request without the header the key "", one shared allowance.
 //   - [ByRoute] is empty outside a ServeMux's routing: wrap the handlers you register, not the mux.
-//   - [PerKey]'s refusals carry no Retry-After: rate.Partitioned does not say when a key refills.
+//   - [PerKey]'s refusals carry Retry-After only when each key's limiter knows its wait (a rate
+//     limiter or pure core of package rate); a key behind a rate.Gate or rate.Chain has none.
 //   - A Retry-After longer than [WithMaxRetryAfter] (10 s by default) is not waited for: the
 //     response is returned. A Retry-After date in the past retries at once; an unreadable one is
 //     ignored (the backoff's wait applies).

@@ -14,8 +14,10 @@ import (
 type Quota func(key string) (ok bool, wait time.Duration)
 
 // PerKey is a [Quota] that gives each key an allowance of its own from t, at the instants now
-// reads (the clock of the limiters t makes; nil is an error). A refusal carries no wait:
-// rate.Partitioned does not say when a key's allowance refills, so its 429 has no Retry-After.
+// reads (the clock of the limiters t makes; nil is an error). A refusal carries the key's wait
+// when its limiter knows it (rate.Partitioned.Take: a rate.BucketLimiter, SlidingLimiter,
+// PeriodLimiter or pure Bucket, Sliding, Period per key), so its 429 has a Retry-After; a key
+// guarded by another rate.Permit (a Gate, a Chain) is refused without one.
 func PerKey[P rate.Permit](t *rate.Partitioned[P], now func() int64) (Quota, error) {
 	if t == nil {
 		return nil, contract.Field(ErrInvalid, "PerKey", "nil", "a *rate.Partitioned")
@@ -23,7 +25,7 @@ func PerKey[P rate.Permit](t *rate.Partitioned[P], now func() int64) (Quota, err
 	if now == nil {
 		return nil, contract.Field(ErrInvalid, "PerKey now", "nil", "a clock")
 	}
-	return func(key string) (bool, time.Duration) { return t.Acquire(key, now()), 0 }, nil
+	return func(key string) (bool, time.Duration) { return t.Take(key, now(), 1) }, nil
 }
 
 // Shared is a [Quota] that spends every key's calls from one limiter: a rate.BucketLimiter,

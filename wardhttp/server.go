@@ -131,7 +131,10 @@ var (
 // retryAfterValue is the Retry-After header of a wait: whole seconds, rounded up, at least 1. The
 // slices are shared and capped, so an append by anyone copies.
 func retryAfterValue(wait time.Duration) []string {
-	s := (wait + time.Second - 1) / time.Second
+	s := wait / time.Second
+	if wait%time.Second != 0 {
+		s++ // rounded up without adding first, so rate.Forever does not wrap round
+	}
 	if s < 1 {
 		s = 1
 	}

@@ -196,7 +196,8 @@ func TestFailures(t *testing.T) {
 	}
 }
 
-// TestRate: a shared bucket refuses with its wait; PerKey gives each key its own allowance.
+// TestRate: a shared bucket refuses with its wait; PerKey gives each key its own allowance, and
+// its refusals the key's wait.
 func TestRate(t *testing.T) {
 	now := int64(time.Hour)
 	clock := func() int64 { return now }
@@ -220,9 +221,10 @@ func TestRate(t *testing.T) {
 	for i, s := range []struct {
 		key  string
 		code int
-	}{{"a", 200}, {"a", 429}, {"b", 200}, {"", 200}, {"", 429}} {
-		if rec := get(h, s.key); rec.Code != s.code || rec.Header().Get("Retry-After") != "" {
-			t.Fatalf("step %d: key %q = %d Retry-After %q, want %d and none", i, s.key, rec.Code, rec.Header().Get("Retry-After"), s.code)
+		ra   string
+	}{{"a", 200, ""}, {"a", 429, "1"}, {"b", 200, ""}, {"", 200, ""}, {"", 429, "1"}} {
+		if rec := get(h, s.key); rec.Code != s.code || rec.Header().Get("Retry-After") != s.ra {
+			t.Fatalf("step %d: key %q = %d Retry-After %q, want %d %q", i, s.key, rec.Code, rec.Header().Get("Retry-After"), s.code, s.ra)
 		}
 	}
 }
@@ -439,9 +441,14 @@ func TestRefusalAllocs(t *testing.T) {
 	b.Allow()
 	fw := must(failurewindow.New(1, time.Minute, failurewindow.WithClock(func() int64 { return now })))
 	fw.Record("10.0.0.1")
+	part := must(rate.NewPartitioned(0, func(string) *rate.BucketLimiter {
+		return must(rate.NewBucketLimiter(0.5, 1, rate.WithClock(func() int64 { return now })))
+	}))
+	part.Take("10.0.0.1", now, 1)
 	for name, h := range map[string]http.Handler{
 		"Limit":    must(Limit(l))(ok200),
 		"Rate":     must(Rate(must(Shared(b)), ByClientAddr))(ok200),
+		"PerKey":   must(Rate(must(PerKey(part, func() int64 { return now })), ByClientAddr))(ok200),
 		"Failures": must(Failures(fw, ByClientAddr))(ok200),
 	} {
 		w := &reusable{h: http.Header{}}
@@ -462,7 +469,8 @@ func TestRetryAfterValue(t *testing.T) {
 	for _, s := range []struct {
 		wait time.Duration
 		want string
-	}{{time.Nanosecond, "1"}, {time.Second, "1"}, {1001 * time.Millisecond, "2"}, {120 * time.Second, "120"}, {121 * time.Second, "121"}, {time.Hour, "3600"}} {
+	}{{time.Nanosecond, "1"}, {time.Second, "1"}, {1001 * time.Millisecond, "2"}, {120 * time.Second, "120"}, {121 * time.Second, "121"}, {time.Hour, "3600"},
+		{rate.Forever, "9223372037"}} { // the largest wait does not wrap round
 		if got := retryAfterValue(s.wait); len(got) != 1 || got[0] != s.want || cap(got) != 1 {
 			t.Errorf("retryAfterValue(%v) = %q (cap %d), want [%s]", s.wait, got, cap(got), s.want)
 		}
