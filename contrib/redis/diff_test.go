@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,6 +160,81 @@ func TestPeriodMatchesPure(t *testing.T) {
 					t.Fatalf("%v/%s step %d: stored count leaves %d, want %d", p, key, i, left, want)
 				}
 				now = next(r, now, wantWait, p.period/time.Duration(p.quota))
+			}
+		}
+	}
+}
+
+// TestSlidingMatchesPure drives rate.Sliding and the server's window through the same instants,
+// in order but for jumps back past rate.MaxSkew (which both read as the clock stepping back:
+// the window pulled back, full), with releases among the calls, and compares every decision,
+// wait and count of stamps in the window.
+func TestSlidingMatchesPure(t *testing.T) {
+	c := client(t, shared)
+	ctx := context.Background()
+	policies := []struct {
+		quota  int
+		window time.Duration
+	}{{1, time.Second}, {5, 100 * time.Millisecond}, {10, 3 * time.Second}, {3, 7 * time.Millisecond}}
+	bases := []int64{1_780_000_000_123_456_000, 0, -5_000_000_000_000}
+	r := rand.New(rand.NewPCG(5, 6))
+	for pi, p := range policies {
+		for bi, base := range bases {
+			var clock atomic.Int64
+			l, err := wardredis.NewSliding(c, prefix(t), p.quota, p.window, wardredis.WithKeep(time.Hour), wardredis.WithClock(clock.Load))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pure, err := rate.NewSliding(p.quota, p.window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := strconv.Itoa(pi) + "/" + strconv.Itoa(bi)
+			now, wantWait, jumped := base, time.Duration(0), false
+			newest := now     // at or after the newest stamp: where a jump back starts from
+			released := false // since the last stamp: no jump then, the pure window remembering a stamp let go
+			for i := range 200 {
+				clock.Store(now)
+				if r.IntN(15) == 0 && !jumped {
+					pure.Release(now)
+					released = true
+					if err := l.Release(ctx, key); err != nil {
+						t.Fatalf("%v/%s step %d: Release at %d: %v", p, key, i, now, err)
+					}
+				} else {
+					n := counts(r, p.quota)
+					if jumped { // a call that pulls the window back, so both hold it full
+						n = 1
+					}
+					var wantOK bool
+					wantOK, wantWait = pure.Take(now, n)
+					d, err := l.TakeAt(ctx, key, now, n)
+					if err != nil {
+						t.Fatalf("%v/%s step %d: TakeAt(%d, %d): %v", p, key, i, now, n, err)
+					}
+					if d.OK != wantOK || d.Wait != wantWait {
+						t.Fatalf("%v/%s step %d: TakeAt(%d, %d) = %v %v, want %v %v", p, key, i, now, n, d.OK, d.Wait, wantOK, wantWait)
+					}
+					if wantOK && n > 0 || jumped {
+						newest, released = now, false
+					}
+				}
+				in, err := c.ZCount(ctx, prefix(t)+key, "("+strconv.FormatInt((now-int64(p.window))/1000, 10), "+inf").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if left, want := p.quota-int(in), pure.Left(now); left != want {
+					t.Fatalf("%v/%s step %d: %d stamps in the window leave %d, want %d", p, key, i, in, left, want)
+				}
+				jumped = r.IntN(60) == 0 && !released
+				if jumped { // the clock steps back past MaxSkew from the newest stamp
+					now = newest - int64(rate.MaxSkew) - int64(time.Duration(1+r.IntN(5))*time.Second)
+				} else if wantWait > 0 && wantWait < time.Hour && r.IntN(2) == 0 {
+					now += int64(wantWait) + int64(r.IntN(2))*1000 // the boundary, or just past it
+				} else if r.IntN(4) > 0 {
+					now += r.Int64N(int64(p.window) / int64(p.quota))
+				}
+				now = now / 1000 * 1000
 			}
 		}
 	}

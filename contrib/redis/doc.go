@@ -1,5 +1,5 @@
-// Package wardredis shares ward's rate limits across a fleet: a token bucket or a fixed period
-// per key, kept in Redis (github.com/redis/go-redis/v9, any redis.UniversalClient: a single
+// Package wardredis shares ward's rate limits across a fleet: a token bucket, a fixed period or
+// an exact sliding window per key, kept in Redis (github.com/redis/go-redis/v9, any redis.UniversalClient: a single
 // server, Sentinel or Cluster) and decided on the server, atomically, by one Lua script per call.
 //
 //	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
@@ -19,12 +19,16 @@
 // caller's instants instead. Driven with the same instants, a bucket decides exactly as
 // rate.Bucket.Step and a period as rate.Period.Step (same grants, same waits, same stored state,
 // bit for bit: the scripts repeat the pure cores' float64 operations in order, and the
-// differential tests compare them against a live server). Instants are whole microseconds,
+// differential tests compare them against a live server). A sliding window decides as
+// rate.Sliding.Take for instants in order (and for a jump back past rate.MaxSkew: pulled back,
+// full); see [NewSliding] for an instant a little before its newest stamp. Instants are whole microseconds,
 // TIME's resolution; a period must be a whole number of them.
 //
-// A key holds one string, its state as two numbers ("tokens stamp" for a bucket, "start count"
-// for a period), read with GET and written with its expiry by one SET ... PX: two server calls
-// a decision.
+// A bucket's or a period's key holds one string, its state as two numbers ("tokens stamp", "start
+// count"), read with GET and written with its expiry by one SET ... PX: two server calls a
+// decision. A sliding window's key is a sorted set of the stamps in its window, one member per
+// admitted call (ZREMRANGEBYSCORE, ZCARD, ZADD in the script), expiring a window after its newest
+// stamp.
 //
 // One key per call: a Cluster routes each call to the key's slot, and any key works. A prefix
 // holding a hash tag ("{quota}:") would put every key on one slot; leave tags to the keys.

@@ -109,7 +109,14 @@ func TestGarbage(t *testing.T) {
 		func(key string) error { return c.HSet(ctx, key, "t", "1", "s", "2").Err() },
 		func(key string) error { return c.RPush(ctx, key, "a").Err() },
 	}
-	for _, l := range []*wardredis.Limiter{bk, pd} {
+	sl, err := wardredis.NewSliding(c, prefix(t), 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wardredis.NewSliding(c, prefix(t), 1, time.Second, wardredis.WithLease(1, time.Second)); !errors.Is(err, wardredis.ErrInvalid) {
+		t.Errorf("a sliding window with a lease: %v, want ErrInvalid", err)
+	}
+	for _, l := range []*wardredis.Limiter{bk, pd, sl} {
 		for i, p := range put {
 			key := "g" + string(rune('a'+i))
 			if err := p(prefix(t) + key); err != nil {

@@ -242,6 +242,7 @@ type kind uint8
 const (
 	kindBucket kind = iota
 	kindPeriod
+	kindSliding
 )
 
 // Limiter is a quota shared by every process that builds one with the same client, prefix and
@@ -325,6 +326,41 @@ func NewPeriod(c redis.UniversalClient, prefix string, quota int, period time.Du
 	l.fb = func() (*rate.BucketLimiter, error) {
 		q := float64(quota) * l.cfg.share
 		return newFallback(q/period.Seconds(), q)
+	}
+	return l.checkFallback()
+}
+
+// MaxSlidingQuota is the largest quota [NewSliding] takes: the server keeps a member of a sorted
+// set per event in the window (about 100 bytes each), and a window pulled back after the clock
+// jumped back is filled with quota of them in one script.
+const MaxSlidingQuota = 1 << 16
+
+// NewSliding returns an exact sliding window per key: at most quota calls in any window-long
+// stretch, as rate.Sliding counts them, one stamp per admitted call kept in a sorted set on the
+// server. Driven with instants in order it decides exactly as rate.Sliding does; an instant
+// before the newest stamp (the server's clock stepped back a little) is judged and stamped at
+// the newest stamp instead, so the window's promise holds whatever the clocks do. Leasing is not
+// offered: a leased call happens after the instant it was stamped at, which the window cannot
+// bound the way a bucket's refill does. quota must lie in [1, MaxSlidingQuota]; window must be
+// a positive whole number of microseconds, at most 2^53 of them.
+func NewSliding(c redis.UniversalClient, prefix string, quota int, window time.Duration, opts ...Option) (*Limiter, error) {
+	if quota < 1 || quota > MaxSlidingQuota {
+		return nil, contract.Field(ErrInvalid, "quota", quota, "in [1, 2^16]")
+	}
+	if window < time.Microsecond || window%time.Microsecond != 0 || window > time.Duration(MaxInstant) {
+		return nil, contract.Field(ErrInvalid, "window", window, "a whole number of microseconds in [1µs, 2^53µs]")
+	}
+	l, err := newLimiter(c, prefix, kindSliding, quota, opts)
+	if err != nil {
+		return nil, err
+	}
+	if l.cfg.leaseMax > 0 {
+		return nil, contract.Field(ErrInvalid, "WithLease", l.cfg.leaseMax, "no lease on a sliding window")
+	}
+	l.setScript(slidingSrc, strconv.Itoa(quota), strconv.FormatInt(int64(window/time.Microsecond), 10), ms(l.cfg.keep))
+	l.fb = func() (*rate.BucketLimiter, error) {
+		q := float64(quota) * l.cfg.share
+		return newFallback(q/window.Seconds(), q)
 	}
 	return l.checkFallback()
 }

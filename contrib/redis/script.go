@@ -144,3 +144,60 @@ local left = p - math.max(now - start, 0)
 redis.call('SET', key, num(start) .. ' ' .. num(count), 'PX', string.format('%.0f', math.ceil(left / 1e3 + math.max(start - now, 0) / 1e3) + keep))
 return reply(ok, granted, wait, num(start), string.format('%.0f', left * 1000))
 `
+
+// slidingSrc is rate.Sliding.Take for instants in order: a sorted set of the stamps in the
+// window (score: the instant in µs; member: the instant and a number among the stamps of that
+// instant, zero-padded so that the lexically last is the newest). ARGV[4]: quota, ARGV[5]: the
+// window in µs, ARGV[6]: how long past the window's end the key is kept, in ms. An instant before
+// the newest stamp is judged, and stamped, at the newest stamp (the stamps stay in order, so
+// every window-long stretch holds at most quota of them); one more than MaxSkew (60 s) before it
+// finds the window pulled back, full at the instant, as rate.Sliding does.
+const slidingSrc = shared + `
+local quota, w, keep = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local top = redis.pcall('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+if top.err then return garbage() end
+local newest = tonumber(top[2])
+if top[1] and (not newest or newest ~= math.floor(newest)) then return garbage() end
+-- fill stamps k events at t, numbered after the stamps already at t
+local function fill(t, k)
+  local c, args = redis.call('ZCOUNT', key, t, t), {}
+  for i = 1, k do
+    args[#args + 1] = t
+    args[#args + 1] = string.format('%.0f:%012d', t, c + i)
+    if #args == 1000 or i == k then
+      redis.call('ZADD', key, unpack(args))
+      args = {}
+    end
+  end
+end
+local function expire(t)
+  redis.call('PEXPIRE', key, string.format('%.0f', math.ceil((t + w - now) / 1e3) + keep))
+end
+local skewed = newest and newest - now > 60000000
+local at = now
+if newest and newest > now and not skewed then at = newest end
+if op == 'release' then
+  if not skewed then
+    local m = redis.call('ZREVRANGEBYSCORE', key, at, '-inf', 'LIMIT', 0, 1)
+    if m[1] then redis.call('ZREM', key, m[1]) end
+  end
+  return reply(1, 0, '0', '-', '0')
+end
+if n > quota then return reply(0, 0, '-1', '-', '0') end
+if n == 0 then return reply(1, 0, '0', '-', '0') end
+if skewed then
+  redis.call('DEL', key)
+  fill(now, quota)
+  expire(now)
+end
+redis.call('ZREMRANGEBYSCORE', key, '-inf', at - w)
+local count = redis.call('ZCARD', key)
+if count + n > quota then
+  local k = count - quota + n - 1
+  local s = redis.call('ZRANGE', key, k, k, 'WITHSCORES')
+  return reply(0, 0, string.format('%.0f', (tonumber(s[2]) + w - now) * 1000), '-', '0')
+end
+fill(at, n)
+expire(at)
+return reply(1, n, '0', '-', '0')
+`
