@@ -33,15 +33,19 @@
 //   - a handler that panics: a failure, and the panic continues (gRPC servers do not recover
 //     panics; install a recovery interceptor outside this one if you want one).
 //
-// A stream is one admission for its whole life on a server, settled when the handler returns.
-// On a client, a stream interceptor admits the stream's opening only, and settles as soon as
-// the stream is open (or failed to open): a stream's lifetime is the application's to judge.
+// A stream is one admission for its whole life. On a server it settles when the handler
+// returns. On a client it settles when the stream ends (read to io.EOF or an error, or its
+// context ended): [StreamClientInterceptor] holds the admission's handle, without a goroutine,
+// for the types whose admission is one (an adaptive limit, a breaker, a shedder, a [Holder]); a
+// rate limit, which settles nothing, and any other guard admit the opening through Do.
 package wardgrpc
 
 import (
 	"context"
 	"errors"
+	"io"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -50,8 +54,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wardgo/ward"
+	"github.com/wardgo/ward/adaptive"
+	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/rate"
+	"github.com/wardgo/ward/shed"
 )
 
 // PushbackKey is the trailer a server sends a refusal's wait in, in whole milliseconds (gRPC A6).
@@ -169,21 +177,193 @@ func UnaryClientInterceptor(g ward.Guard) grpc.UnaryClientInterceptor {
 	}
 }
 
-// StreamClientInterceptor admits the opening of each outgoing stream through g; a refused stream
-// is not opened and ends with a [*Refused].
+// StreamClientInterceptor admits each outgoing stream through g and, when g is a type whose
+// admission is a handle (adaptive.Limiter, adaptive.Partition, adaptive.Queue, breaker.Breaker,
+// shed.Shedder, a [Holder]), holds it for the stream's whole life: the stream counts against g until it ends
+// and then settles once, by its final status, as a unary call does (see the package doc). A
+// refused stream is not opened and ends with a [*Refused]; a stream that fails to open settles
+// at once. Any other guard (a rate limiter, a guard of your own) admits the opening through its
+// Do: a rate limit spends its allowance when it admits and settles nothing; implement [Holder]
+// to have a guard of your own held.
+//
+// A held stream ends at the first of: RecvMsg returning io.EOF (a success) or an error (that
+// error's status), RecvMsg returning the one response of a stream without server streaming (a
+// success), SendMsg returning an error other than io.EOF (that error), or the stream's context
+// ending (canceled: neutral; its deadline: a failure). As with any gRPC stream, the caller must
+// read it to the end or cancel its context: a stream left open holds its admission.
+//
+// # Edge cases
+//
+//   - A stream held by an adaptive limit is timed from its opening to its end: its lifetime is a
+//     response-time sample. Guard long-lived streams (watches, subscriptions) with a limiter of
+//     their own, with a fixed limit (adaptive.NewFixed), not the one unary calls teach.
+//   - An adaptive.Queue waits for a slot in the stream's context; the context ending while it
+//     waits ends the call with codes.Canceled or codes.DeadlineExceeded, nothing opened.
 func StreamClientInterceptor(g ward.Guard) grpc.StreamClientInterceptor {
+	admit := holder(g)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		var cs grpc.ClientStream
-		var serr error
-		ran := false
-		err := g.Do(ctx, func(ctx context.Context) error {
-			ran = true
-			cs, serr = streamer(ctx, desc, cc, method, opts...)
-			return outcome(serr)
-		})
-		if r, ok := refused(ran, err); ok {
-			return nil, r
+		if admit == nil {
+			return openThroughDo(ctx, g, desc, cc, method, streamer, opts)
 		}
-		return cs, serr
+		h, other, err := admit(ctx)
+		if err != nil {
+			if r, ok := refused(false, err); ok {
+				return nil, r
+			}
+			return nil, status.FromContextError(err).Err()
+		}
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		if err != nil {
+			settle(ctx, h, other, err)
+			return nil, err
+		}
+		s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams}
+		s.end = func(err error) { settle(ctx, h, other, err) }
+		s.stop = context.AfterFunc(ctx, func() {
+			if !s.done.Swap(true) {
+				s.end(status.FromContextError(ctx.Err()).Err())
+			}
+		})
+		return s, nil
 	}
+}
+
+// openThroughDo admits a stream's opening through g's Do.
+func openThroughDo(ctx context.Context, g ward.Guard, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts []grpc.CallOption) (grpc.ClientStream, error) {
+	var cs grpc.ClientStream
+	var serr error
+	ran := false
+	err := g.Do(ctx, func(ctx context.Context) error {
+		ran = true
+		cs, serr = streamer(ctx, desc, cc, method, opts...)
+		return outcome(serr)
+	})
+	if r, ok := refused(ran, err); ok {
+		return nil, r
+	}
+	if !ran {
+		return nil, status.FromContextError(err).Err()
+	}
+	return cs, serr
+}
+
+// admitFunc admits a call and returns its handle, and how a call that ended with an error outside
+// the mapping's three (nil, canceled, overload) settles: as the type's own Do settles it.
+type admitFunc func(ctx context.Context) (h ward.Handle, other contract.Outcome, err error)
+
+// Holder is a guard of your own whose admission is a handle: [StreamClientInterceptor] holds the
+// handle for a stream's whole life, as it does an adaptive limit's lease. Hold admits a call in
+// ctx or returns a refusal (matching ward.ErrRefused) or ctx's error; a status the mapping does
+// not decide (codes.Canceled while ctx is live) settles Fail.
+type Holder interface {
+	ward.Guard
+	Hold(ctx context.Context) (ward.Handle, error)
+}
+
+// holder returns how to admit a stream through g with a handle, or nil when g has none.
+func holder(g ward.Guard) admitFunc {
+	switch g := g.(type) {
+	case Holder:
+		return func(ctx context.Context) (ward.Handle, contract.Outcome, error) {
+			h, err := g.Hold(ctx)
+			return h, contract.Fail, err
+		}
+	case *adaptive.Limiter:
+		return func(context.Context) (ward.Handle, contract.Outcome, error) {
+			l, ok := g.Acquire()
+			if !ok {
+				return nil, 0, adaptive.ErrLimitExceeded
+			}
+			return &l, contract.Ignore, nil
+		}
+	case *adaptive.Partition:
+		return func(context.Context) (ward.Handle, contract.Outcome, error) {
+			l, ok := g.Acquire()
+			if !ok {
+				return nil, 0, adaptive.ErrLimitExceeded
+			}
+			return &l, contract.Ignore, nil
+		}
+	case *adaptive.Queue:
+		return func(ctx context.Context) (ward.Handle, contract.Outcome, error) {
+			s, err := g.Acquire(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			return &s, contract.Ignore, nil
+		}
+	case *breaker.Breaker:
+		return func(context.Context) (ward.Handle, contract.Outcome, error) {
+			p, err := g.Allow()
+			if err != nil {
+				return nil, 0, err
+			}
+			return &p, contract.Fail, nil
+		}
+	case *shed.Shedder:
+		return func(context.Context) (ward.Handle, contract.Outcome, error) {
+			p, err := g.Allow()
+			if err != nil {
+				return nil, 0, err
+			}
+			return &p, contract.Fail, nil
+		}
+	}
+	return nil
+}
+
+// settle settles h once by a stream's final error, as the type's Do would settle a call that
+// returned outcome(err).
+func settle(ctx context.Context, h ward.Handle, other contract.Outcome, err error) {
+	switch contract.Classify(ctx, outcome(err), nil, nil, other, other) {
+	case contract.Pass:
+		h.Pass()
+	case contract.Fail:
+		h.Fail()
+	default:
+		h.Ignore()
+	}
+}
+
+// heldStream is a client stream holding its admission until it ends; end runs once.
+type heldStream struct {
+	grpc.ClientStream
+	serverStreams bool
+	done          atomic.Bool
+	end           func(error)
+	stop          func() bool // stops the context watch
+}
+
+// finish ends the stream with err (nil: a success), once.
+func (s *heldStream) finish(err error) {
+	if s.done.Swap(true) {
+		return
+	}
+	s.stop()
+	s.end(err)
+}
+
+// RecvMsg receives a message and ends the stream on io.EOF, an error, or the one response of a
+// stream without server streaming.
+func (s *heldStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	switch {
+	case errors.Is(err, io.EOF):
+		s.finish(nil)
+	case err != nil:
+		s.finish(err)
+	case !s.serverStreams:
+		s.finish(nil)
+	}
+	return err
+}
+
+// SendMsg sends a message; an error other than io.EOF ends the stream (io.EOF says the status
+// is for RecvMsg to read).
+func (s *heldStream) SendMsg(m any) error {
+	err := s.ClientStream.SendMsg(m)
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.finish(err)
+	}
+	return err
 }

@@ -29,6 +29,12 @@ type behaviour func(ctx context.Context) error
 // *do before the health service's handler) and returns a client; everything stops at cleanup.
 func serve(t *testing.T, do *behaviour, opts ...grpc.ServerOption) healthpb.HealthClient {
 	t.Helper()
+	return serveDial(t, do, nil, opts...)
+}
+
+// serveDial is serve with the client's dial options too (its interceptors).
+func serveDial(t *testing.T, do *behaviour, dial []grpc.DialOption, opts ...grpc.ServerOption) healthpb.HealthClient {
+	t.Helper()
 	lis := bufconn.Listen(1 << 16)
 	opts = append(opts,
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -49,9 +55,9 @@ func serve(t *testing.T, do *behaviour, opts ...grpc.ServerOption) healthpb.Heal
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	go func() { _ = srv.Serve(lis) }()
-	cc, err := grpc.NewClient("passthrough:///bufnet",
+	cc, err := grpc.NewClient("passthrough:///bufnet", append(dial,
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,13 +209,7 @@ func TestStream(t *testing.T) {
 	c := serve(t, &do, grpc.ChainStreamInterceptor(outer))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := c.Watch(ctx, &healthpb.HealthCheckRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := w.Recv(); err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("first message: %v %v", r, err)
-	}
+	watching(t, c, ctx)
 	w2, err := c.Watch(context.Background(), &healthpb.HealthCheckRequest{})
 	if err == nil {
 		_, err = w2.Recv()

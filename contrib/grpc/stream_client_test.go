@@ -1,0 +1,164 @@
+package wardgrpc
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/wardgo/ward"
+)
+
+// eventually waits, yielding, until cond holds: a settle from a context's end runs on the
+// goroutine context.AfterFunc starts. The bound only turns a hang into a failure.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
+// TestClientStreamHeld: a client stream counts against an adaptive limit of 1 for its whole
+// life: a second stream is refused, without being opened, until the first ends.
+func TestClientStreamHeld(t *testing.T) {
+	lim := fixed(t, 1)
+	var do behaviour
+	c := serveDial(t, &do, []grpc.DialOption{grpc.WithChainStreamInterceptor(StreamClientInterceptor(lim))})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := watching(t, c, ctx)
+	if n := lim.InFlight(); n != 1 {
+		t.Fatalf("in flight %d with a stream open, want 1", n)
+	}
+	_, err := c.Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if status.Code(err) != codes.Unavailable || !errors.Is(err, ward.ErrRefused) {
+		t.Fatalf("second stream while the first is open: %v, want a refusal, Unavailable", err)
+	}
+	cancel() // the first ends
+	if _, err := w.Recv(); status.Code(err) != codes.Canceled {
+		t.Fatalf("first stream after cancel: %v, want Canceled", err)
+	}
+	eventually(t, "the ended stream frees its slot", func() bool { return lim.InFlight() == 0 })
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	w2, err := c.Watch(ctx2, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("a stream after the first ended: %v", err)
+	}
+	if _, err := w2.Recv(); err != nil {
+		t.Fatalf("a stream after the first ended: %v", err)
+	}
+}
+
+// recorder is a Holder whose handles record how they settle.
+type recorder struct {
+	mu       sync.Mutex
+	outcomes []string
+	held     int
+}
+
+func (r *recorder) Do(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
+func (r *recorder) Now() int64                                                   { return 0 }
+func (r *recorder) Hold(context.Context) (ward.Handle, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held++
+	return &recorded{r: r}, nil
+}
+
+func (r *recorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.outcomes...)
+}
+
+type recorded struct {
+	r    *recorder
+	done bool
+}
+
+func (h *recorded) settle(o string) {
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
+	if h.done {
+		o = "twice: " + o
+	}
+	h.done = true
+	h.r.outcomes = append(h.r.outcomes, o)
+}
+func (h *recorded) Pass()   { h.settle("Pass") }
+func (h *recorded) Fail()   { h.settle("Fail") }
+func (h *recorded) Ignore() { h.settle("Ignore") }
+
+// TestClientStreamSettles: a held stream settles once, when it ends, by its final status: the
+// server's overload error Fail, the caller's error codes and a clean end Pass, the client's
+// cancellation Ignore, a deadline Fail.
+func TestClientStreamSettles(t *testing.T) {
+	block := func(ctx context.Context) error { <-ctx.Done(); return status.FromContextError(ctx.Err()).Err() }
+	for _, c := range []struct {
+		name   string
+		server behaviour
+		end    func(cancel context.CancelFunc) // how the client ends it (nil: it reads to the end)
+		dead   bool                            // a deadline already near
+		want   string
+	}{
+		{"server Unavailable", func(context.Context) error { return status.Error(codes.Unavailable, "x") }, nil, false, "Fail"},
+		{"server Internal", func(context.Context) error { return status.Error(codes.Internal, "x") }, nil, false, "Fail"},
+		{"server NotFound", func(context.Context) error { return status.Error(codes.NotFound, "x") }, nil, false, "Pass"},
+		{"server ends cleanly", func(context.Context) error { return nil }, nil, false, "Pass"},
+		{"client cancels", block, func(cancel context.CancelFunc) { cancel() }, false, "Ignore"},
+		{"deadline", block, nil, true, "Fail"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &recorder{}
+			do := c.server
+			cl := serveDial(t, &do, []grpc.DialOption{grpc.WithChainStreamInterceptor(StreamClientInterceptor(rec))})
+			ctx, cancel := context.WithCancel(context.Background())
+			if c.dead {
+				ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+			}
+			defer cancel()
+			w, err := cl.Watch(ctx, &healthpb.HealthCheckRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.got(); len(got) != 0 {
+				t.Fatalf("settled %v while open", got)
+			}
+			if c.end != nil {
+				c.end(cancel)
+			}
+			for err == nil {
+				_, err = w.Recv()
+			}
+			eventually(t, "the stream settles", func() bool { return len(rec.got()) > 0 })
+			_, _ = w.Recv() // reading again settles nothing more
+			cancel()        // nor does the context ending after
+			if got := rec.got(); len(got) != 1 || got[0] != c.want || rec.held != 1 {
+				t.Fatalf("ended with %v: settled %v (held %d), want [%s] once", err, got, rec.held, c.want)
+			}
+		})
+	}
+}
+
+// watching opens a Watch stream and reads its first message, SERVING.
+func watching(t *testing.T, c healthpb.HealthClient, ctx context.Context) healthpb.Health_WatchClient {
+	t.Helper()
+	w, err := c.Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.Recv(); err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("first message: %v %v", r, err)
+	}
+	return w
+}
