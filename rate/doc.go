@@ -20,7 +20,9 @@
 // The pure cores have the same shape with now first: Take(now, n) (ok, wait), Next(now, n),
 // Left(now), Acquire and Release. A [Period] also says where the quota stands after one event
 // ([Period.TakeQuota]: [Under], [Hit], [Over], go-zero's PeriodLimit answers) and when it resets
-// ([Period.Reset]); the limiters have both too.
+// ([Period.Reset]); the limiters have both too. [Partitioned.Take](key, now, n) takes n calls from
+// a key's limiter and returns its wait when that limiter has TakeAt or Take (0, unknown, for any
+// other Permit).
 //
 // Bucket and Period also expose their state apart from their policy ([Tokens], [Usage]) with a
 // pure Step(now, state, n), so several processes can share one allowance through a
