@@ -52,10 +52,21 @@
 //   - Keys longer than [MaxKeyLen] (128 bytes) are replaced by a 128-bit digest under two
 //     per-Window random seeds: no error, no allocation to look one up, and no collision an outsider
 //     can aim at.
-//   - The table is 256 shards of a map under a mutex, each on cache lines of its own: Admit holds
-//     one shard's lock for a lookup. xsync's maps were left out on purpose (their Range is no
-//     random probe, and ward keeps xsync off per-request paths); the eviction probe samples keys
-//     uniformly by rejection over the shards' dense entry arrays.
+//   - The table is 256 shards, each on cache lines of its own: a mutex that writers (Record, the
+//     eviction probe, the sweep) hold, a dense array of entries that the eviction probe samples
+//     uniformly by rejection, and an index that Admit reads without any lock: open addressing
+//     over entry pointers, which writers change by single atomic stores (an insert into an empty
+//     slot, a tombstone for a deletion, a fresh array published whole when it fills). Each entry
+//     publishes what Admit needs (is it at its limit, its oldest and newest stamp) in atomic words
+//     under a sequence number; a reader that catches a write under way, or a key whose stamps need
+//     a pull-back, judges under the shard's lock instead. Admit of a known key hashes it once and
+//     writes no shared word, so readers on different cores never pass a cache line back and forth.
+//   - xsync's MapOf (github.com/puzpuzpuz/xsync/v3) would give the lock-free lookup too, but not
+//     the rest: its Range is no uniform random probe, so the dense array and the shard lock stay
+//     either way, and each key would cost its map node (an allocation of its own) on top of the
+//     entry, above the memory figure below; a lookup would still need the entry's stamps
+//     published for lock-free reading. The index here is one pointer per slot, in the shard that
+//     already holds the lock its writers need, so the core module does not depend on xsync.
 //   - A sweep (dropping expired stamps and empty keys) runs inside Record when the stored count has
 //     doubled since the last sweep or a window has passed since it (a last sweep more than a
 //     window later than now counts as due); [Window.Sweep] runs one on demand. An eviction probe
@@ -64,6 +75,6 @@
 //     option: a zero or negative limit or window, a limit over [MaxStoredFailures], a nil option,
 //     clock or predicate.
 //   - Memory at the bound, measured by TestSimMemory (39-character IPv6 keys, one failure each,
-//     Go 1.26, amd64): about 165 B per stored failure, 41 MiB for a full table. The figure counts
+//     Go 1.26, amd64): about 164 B per stored failure, 41 MiB for a full table. The figure counts
 //     the table's own copy of every key; the caller's strings are not in it.
 package failurewindow

@@ -68,8 +68,10 @@ var ErrTooManyFailures = contract.Refusal("failurewindow: too many failures")
 // flood of fresh addresses cannot wash out the one guessing passwords. If every probed key is at
 // the limit, the new failure is not counted, and [Snapshot].Uncounted says so.
 //
-// The table is 256 shards, each a mutex around a map on cache lines of its own: Admit hashes the
-// key and holds one shard's lock for a lookup (no allocation, known key or not); Record also takes
+// The table is 256 shards on cache lines of their own. Admit hashes the key once and reads its
+// shard's index and the key's published stamps without a lock and without writing anything (no
+// allocation, known key or not); it takes the shard's lock only when it catches a write to that
+// key under way, or to pull back stamps from a far future. Record holds one shard's lock, and takes
 // the shared stamp count by an atomic add when it stores a new stamp. A Window must not be copied
 // after first use; build one with [New].
 type Window struct {
@@ -114,8 +116,9 @@ type shard struct {
 
 type table struct {
 	mu      sync.Mutex
-	index   map[string]int32 // key → position in entries
-	entries []entry          // dense, for uniform probing
+	index   atomic.Pointer[slots] // key → entry, read without the lock (index.go); nil: empty
+	used    int                   // index slots holding an entry or a tombstone; under mu
+	entries []*entry              // dense, for uniform probing; under mu
 }
 
 // The padding that takes each part to a whole number of cache lines, sized from the parts
@@ -126,11 +129,18 @@ const (
 	tablePad    = (stripe.CacheLine - unsafe.Sizeof(table{})%stripe.CacheLine) % stripe.CacheLine
 )
 
-// entry is one key's failures: a ring of stamps, ascending from head, n of them.
+// entry is one key's failures: a ring of stamps, ascending from head, n of them, written only
+// under its shard's lock. What Admit needs of it (is the ring full, its oldest and newest stamp) is
+// published in atomic words under a sequence number, so Admit reads it without the lock: a reader
+// that sees the number odd or changed across its reads takes the lock instead.
 type entry struct {
 	key  string
+	hash uint64        // maphash of key under the Window's seed; set before the entry is published
+	seq  atomic.Uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes
+	head atomic.Int64  // the ring's oldest stamp, as of the last publish
+	tail atomic.Int64  // the ring's newest stamp, as of the last publish
 	ring []int64
-	head int32
+	at   int32 // index in ring of the oldest stamp
 	n    int32
 }
 
@@ -176,9 +186,6 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
 		return nil, err
 	}
-	for i := range w.shards {
-		w.shards[i].index = make(map[string]int32)
-	}
 	w.lastSweep.Store(w.clock())
 	return w, nil
 }
@@ -216,14 +223,8 @@ func (w *Window) prepare(key string) (l lookup) {
 	return l
 }
 
-func (s *shard) find(key string, l *lookup) (int32, bool) {
-	if l.long {
-		i, ok := s.index[string(l.digest[:])] // no allocation: the compiler looks up without converting
-		return i, ok
-	}
-	i, ok := s.index[key]
-	return i, ok
-}
+// find returns key's entry, or nil; it takes no lock.
+func (s *shard) find(key string, l *lookup) *entry { return s.index.Load().find(key, l) }
 
 // out reports whether a stamp at s has left the window at now: at least a window old. Exact for
 // any two instants (the difference is taken in uint64, where int64 would wrap).
@@ -240,7 +241,7 @@ func (w *Window) ahead(s, now int64) bool {
 // newest returns the latest of e's stamps; e holds at least one. head < len(ring) and
 // n <= len(ring), so one subtraction wraps the index (a division would cost more on Admit's path).
 func (e *entry) newest() *int64 {
-	k := int(e.head) + int(e.n) - 1
+	k := int(e.at) + int(e.n) - 1
 	if k >= len(e.ring) {
 		k -= len(e.ring)
 	}
@@ -255,7 +256,7 @@ func (w *Window) pullBack(e *entry, now int64) {
 		return
 	}
 	for k := int(e.n) - 1; k >= 0; k-- {
-		s := &e.ring[(int(e.head)+k)%len(e.ring)]
+		s := &e.ring[(int(e.at)+k)%len(e.ring)]
 		if *s <= now {
 			return
 		}
@@ -267,10 +268,10 @@ func (w *Window) pullBack(e *entry, now int64) {
 // it returns how many it dropped.
 func (w *Window) expire(e *entry, now int64) (dropped int) {
 	w.pullBack(e, now)
-	for e.n > 0 && w.out(e.ring[e.head], now) {
-		e.head++
-		if int(e.head) == len(e.ring) {
-			e.head = 0
+	for e.n > 0 && w.out(e.ring[e.at], now) {
+		e.at++
+		if int(e.at) == len(e.ring) {
+			e.at = 0
 		}
 		e.n--
 		dropped++
@@ -284,7 +285,7 @@ func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
 	w.pullBack(e, now)
 	// stamps are ascending: skip the expired ones at the head
 	live := int(e.n)
-	i := int(e.head)
+	i := int(e.at)
 	for live > 0 && w.out(e.ring[i], now) {
 		live--
 		i++
@@ -295,13 +296,17 @@ func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
 	if live < w.limit {
 		return true, 0
 	}
-	// live == limit: the oldest live stamp decides; once it leaves, limit − 1 remain. A stamp up to
-	// a window ahead of now (instants read out of order) is waited for as one at now.
-	oldest := e.ring[i]
+	// live == limit: the oldest live stamp decides; once it leaves, limit − 1 remain.
+	return false, w.wait(e.ring[i], now)
+}
+
+// wait is how long until a live stamp at oldest leaves the window, from now: in (0, window]. A
+// stamp up to a window ahead of now (instants read out of order) is waited for as one at now.
+func (w *Window) wait(oldest, now int64) time.Duration {
 	if oldest >= now {
-		return false, time.Duration(w.window)
+		return time.Duration(w.window)
 	}
-	return false, time.Duration(w.window - int64(uint64(now)-uint64(oldest)))
+	return time.Duration(w.window - int64(uint64(now)-uint64(oldest)))
 }
 
 // Admit reports whether key may go ahead now, judged by the failures already counted; if not,
@@ -316,13 +321,22 @@ func (w *Window) Admit(key string) (ok bool, retryAfter time.Duration) {
 func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Duration) {
 	l := w.prepare(key)
 	s := &w.shards[l.hash%shards]
+	e := s.find(key, &l)
+	if e == nil {
+		return true, 0
+	}
+	if ok, retryAfter, sure := w.glance(e, now); sure {
+		return ok, retryAfter
+	}
+	// a write under way, or a pull-back to write: judge under the lock
 	s.mu.Lock()
-	i, found := s.find(key, &l)
-	if !found {
+	if e = s.find(key, &l); e == nil {
 		s.mu.Unlock()
 		return true, 0
 	}
-	ok, retryAfter = w.judge(&s.entries[i], now)
+	e.begin()
+	ok, retryAfter = w.judge(e, now)
+	e.publish(w.limit)
 	s.mu.Unlock()
 	return ok, retryAfter
 }
@@ -391,9 +405,9 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	room := func() bool { return reserved || w.reserve() }
-	i, found := s.find(key, l)
-	if found {
-		e := &s.entries[i]
+	if e := s.find(key, l); e != nil {
+		e.begin()
+		defer e.publish(w.limit)
 		if d := w.expire(e, now); d > 0 {
 			w.stored.Add(int64(-d))
 		}
@@ -401,10 +415,10 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 			now = max(now, *e.newest())
 		}
 		if int(e.n) == w.limit { // at the limit: the oldest gives its place, no new room needed
-			e.ring[e.head] = now
-			e.head++
-			if int(e.head) == len(e.ring) {
-				e.head = 0
+			e.ring[e.at] = now
+			e.at++
+			if int(e.at) == len(e.ring) {
+				e.at = 0
 			}
 			return true, false
 		}
@@ -423,10 +437,11 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 	} else {
 		stored = strings.Clone(key) // never pin the caller's buffer
 	}
-	s.index[stored] = int32(len(s.entries))
-	s.entries = append(s.entries, entry{key: stored, ring: make([]int64, 1)})
-	e := &s.entries[len(s.entries)-1]
-	e.ring[0], e.n = now, 1
+	e := &entry{key: stored, hash: l.hash, ring: make([]int64, 1), n: 1}
+	e.ring[0] = now
+	e.publish(w.limit)
+	s.insert(e) // publishes e to readers: complete before
+	s.entries = append(s.entries, e)
 	if n := int64(len(s.entries)); n > w.maxLen.Load() {
 		w.maxLen.Store(n)
 	}
@@ -439,11 +454,11 @@ func push(e *entry, now int64, limit int) {
 	if int(e.n) == len(e.ring) {
 		grown := make([]int64, min(2*len(e.ring), limit))
 		for k := 0; k < int(e.n); k++ {
-			grown[k] = e.ring[(int(e.head)+k)%len(e.ring)]
+			grown[k] = e.ring[(int(e.at)+k)%len(e.ring)]
 		}
-		e.ring, e.head = grown, 0
+		e.ring, e.at = grown, 0
 	}
-	e.ring[(int(e.head)+int(e.n))%len(e.ring)] = now
+	e.ring[(int(e.at)+int(e.n))%len(e.ring)] = now
 	e.n++
 }
 
@@ -479,8 +494,10 @@ func (w *Window) evict(now int64) bool {
 			continue
 		}
 		probes++
-		e := &s.entries[j]
+		e := s.entries[j]
+		e.begin()
 		freed := int64(w.expire(e, now))
+		e.publish(w.limit)
 		if int(e.n) >= w.limit {
 			w.stored.Add(-freed)
 			s.mu.Unlock()
@@ -504,12 +521,9 @@ func (w *Window) evict(now int64) bool {
 // remove deletes entry i, moving the last entry into its place.
 func (s *shard) remove(i int32) {
 	last := int32(len(s.entries) - 1)
-	delete(s.index, s.entries[i].key)
-	if i != last {
-		s.entries[i] = s.entries[last]
-		s.index[s.entries[i].key] = i
-	}
-	s.entries[last] = entry{}
+	s.unplace(s.entries[i])
+	s.entries[i] = s.entries[last]
+	s.entries[last] = nil
 	s.entries = s.entries[:last]
 }
 
@@ -534,10 +548,12 @@ func (w *Window) sweep(now int64) {
 		s := &w.shards[k]
 		s.mu.Lock()
 		for i := int32(0); i < int32(len(s.entries)); {
-			e := &s.entries[i]
+			e := s.entries[i]
+			e.begin()
 			if d := w.expire(e, now); d > 0 {
 				w.stored.Add(int64(-d))
 			}
+			e.publish(w.limit)
 			if e.n == 0 {
 				s.remove(i)
 				continue
@@ -545,7 +561,10 @@ func (w *Window) sweep(now int64) {
 			i++
 		}
 		if len(s.entries) < cap(s.entries)/4 { // give the room back
-			s.entries = append([]entry(nil), s.entries...)
+			s.entries = append([]*entry(nil), s.entries...)
+		}
+		if a := s.index.Load(); a != nil && (len(s.entries) == 0 || len(a.s) > minSlots && 16*len(s.entries) < len(a.s)) {
+			s.rebuild(len(s.entries))
 		}
 		longest = max(longest, int64(len(s.entries)))
 		s.mu.Unlock()

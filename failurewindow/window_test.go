@@ -392,7 +392,7 @@ func TestNewest(t *testing.T) {
 	for size := 1; size <= 4; size++ {
 		for head := 0; head < size; head++ {
 			for n := 1; n <= size; n++ {
-				e := entry{ring: make([]int64, size), head: int32(head), n: int32(n)}
+				e := entry{ring: make([]int64, size), at: int32(head), n: int32(n)}
 				for k := 0; k < n; k++ {
 					e.ring[(head+k)%size] = int64(k + 1)
 				}

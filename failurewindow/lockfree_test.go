@@ -1,0 +1,108 @@
+package failurewindow
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLockFreeReads: Admit, reading without the lock, sees every key at its limit refused with
+// the exact wait and every other key admitted while writers churn the same shards: a flood of
+// fresh keys evicting each other (index deletions and rebuilds), the offenders recorded again
+// (their rings rewritten), and sweeps. Bounded loops; -race checks the publication.
+func TestLockFreeReads(t *testing.T) {
+	const limit, offenders, readers, rounds = 3, 64, 4, 3000
+	w, _ := New(limit, time.Minute, WithClock(func() int64 { return 0 }))
+	w.max = offenders*limit + 256 // room for a few hundred fresh keys: evictions from the start
+	bad := make([]string, offenders)
+	for i := range bad {
+		bad[i] = fmt.Sprintf("198.51.100.%d", i)
+		for k := 0; k < limit; k++ {
+			w.RecordAt(bad[i], 0)
+		}
+	}
+	fresh := make([]string, 4096)
+	for i := range fresh {
+		fresh[i] = fmt.Sprintf("2001:db8::%x", i)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	stop := make(chan struct{})
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if ok, wait := w.AdmitAt(bad[(i+r)%offenders], sec); ok || wait != time.Minute-time.Second {
+					errs <- fmt.Errorf("offender %d admitted %v, wait %v; want refused, 59s", (i+r)%offenders, ok, wait)
+					return
+				}
+				if ok, _ := w.AdmitAt(fresh[(i*7+r)%len(fresh)], sec); !ok {
+					errs <- fmt.Errorf("fresh key %d refused", (i*7+r)%len(fresh))
+					return
+				}
+			}
+		}()
+	}
+	var writers sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; i < rounds; i++ {
+				w.RecordAt(fresh[(i*2+g)%len(fresh)], 0)
+				if i%16 == 0 {
+					w.RecordAt(bad[i%offenders], 0)
+				}
+				if g == 0 && i%500 == 0 {
+					w.sweep(0)
+				}
+			}
+		}()
+	}
+	writers.Wait()
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s := w.Snapshot(); s.Evictions == 0 || s.Stored > w.max {
+		t.Fatalf("snapshot %+v: want evictions and at most %d stored", s, w.max)
+	}
+}
+
+// TestIndexShrinks: a sweep that empties a shard drops its index, and one that leaves a few keys
+// of many rebuilds it small; lookups stay right across both.
+func TestIndexShrinks(t *testing.T) {
+	now := int64(0)
+	w, _ := New(2, time.Second, WithClock(func() int64 { return now }))
+	for i := 0; i < 20000; i++ {
+		w.RecordAt(fmt.Sprintf("k%d", i), 0)
+	}
+	w.RecordAt("stays", int64(1500*time.Millisecond))
+	w.RecordAt("stays", int64(1500*time.Millisecond))
+	now = int64(2 * time.Second)
+	w.Sweep()
+	if n := w.Len(); n != 1 {
+		t.Fatalf("%d keys after the sweep, want 1", n)
+	}
+	for k := range w.shards {
+		s := &w.shards[k]
+		if a := s.index.Load(); a != nil && len(a.s) != minSlots {
+			t.Fatalf("shard %d keeps an index of %d slots for %d keys", k, len(a.s), len(s.entries))
+		}
+	}
+	if ok, _ := w.AdmitAt("stays", now); ok {
+		t.Fatal("the key left after the sweep is admitted at its limit")
+	}
+	if ok, _ := w.AdmitAt("k7", now); !ok {
+		t.Fatal("a swept key is refused")
+	}
+}
