@@ -5,6 +5,9 @@
 //
 //	<!-- bench:begin --> and <!-- bench:end -->
 //
+// Only files written by make bench (their "command:" line says so) make the table; the other files
+// in bench/results (instruction counts, scaling runs, one-off measurements) are read on their own.
+//
 // Usage: go run ./cmd/report -results results -readme ../README.md
 package main
 
@@ -182,6 +185,11 @@ func main() {
 		s, err := load(f)
 		if err != nil {
 			log.Fatalf("%s: %v", f, err)
+		}
+		// Only the comparison suite's runs (written by make bench) make the table; the other files
+		// in results/ (instructions, scaling, one-off measurements) are read on their own.
+		if !strings.HasPrefix(s.config["command"], "make bench ") {
+			continue
 		}
 		out.WriteString(section(f, s))
 		out.WriteString("\n")
