@@ -39,6 +39,12 @@ type credits struct {
 	central atomic.Int64 // may be negative: the debt a lowered limit left
 	batch   atomic.Int64 // credits an empty pool takes from the central pool at once; a pool keeps at most 2×batch
 	dry     atomic.Int64 // bit 0: every pool was found empty; above it, a version raised by each pool that fills
+
+	// The *Queue whose waiters, and those of the Queues linked to it, every release wakes
+	// (queue.go): written only when a Queue is made, read by every settle on this line, which give
+	// reads already, so nil costs one load. An unsafe.Pointer, since an atomic.Pointer[Queue] here
+	// makes the size in creditsPad depend on Queue, which holds a *Limiter: a cycle to the compiler.
+	queues unsafe.Pointer
 }
 
 // creditsPad rounds credits to whole cache lines.
@@ -156,6 +162,7 @@ func (l *Limiter) give() {
 		l.central.Add(b)
 	}
 	l.repay(w)
+	l.freed() // a Queue's waiter takes the credit (queue.go)
 }
 
 // repay sweeps the pool w into the central pool if the central one is in debt. Called after a

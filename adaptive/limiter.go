@@ -273,8 +273,8 @@ func (ls *Lease) settle(failed bool) {
 		l.give()
 		return
 	}
+	now := l.clock() // before give, which may hand the slot to a waiter: the hand-off is not timed
 	l.give()
-	now := l.clock()
 	l.samples.Add(entry(ls.start, now, ls.inFlight, true, failed))
 	if l.w.due(now, l.end.Load()) {
 		l.close(now)
@@ -302,6 +302,7 @@ func (l *Limiter) close(now int64) {
 	l.tell(now, limit, rtt) // events.go: sets the limit, tells WithEvents' function if it moved
 	l.lastRTT.Store(rtt)
 	l.windows.Add(1)
+	l.freed() // a raised limit frees slots for waiters (queue.go)
 }
 
 // Limit returns the current limit.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
@@ -29,21 +30,27 @@ const (
 
 // Queue lets callers wait for a [Limiter]'s slot: [Queue.Acquire] admits at once when the
 // limiter does, and otherwise waits in a bounded line for at most MaxWait, served FIFO or LIFO as
-// chosen at construction. A slot freed by a [Slot] settle is handed to a waiter directly: no
-// wake-up is lost (a slot freed while a waiter registers is seen by one or the other), and a
-// waiter whose context ends or whose wait runs out leaves the line and leaves no goroutine behind.
+// chosen at construction. [NewQueue] attaches the Queue to its Limiter for the Limiter's life, and
+// every slot the Limiter frees is handed to a waiter directly, whoever frees it: a [Slot], a
+// [Lease] taken from the Limiter itself, a [PartitionLease], a [PermitAdapter]'s Release, or a
+// window that raises the limit. No wake-up is lost (a slot freed while a waiter registers is seen
+// by one or the other), and a waiter whose context ends or whose wait runs out leaves the line and
+// leaves no goroutine behind.
 //
 // Queueing time is not response time: a waiter's call is timed from the moment it is handed its
-// slot, so time spent waiting never reaches the rule's samples.
+// slot, so time spent waiting never reaches the rule's samples, and a timed settle reads the clock
+// before it hands its slot on, so the hand-off is not in the settled call's time either.
 //
-// The path that does not wait is the limiter's own: [Queue.TryAcquire] is [Limiter.Acquire], and
-// a Slot's settle adds one atomic load (are there waiters?) to the Lease's. Waiting takes a mutex
-// and allocates a waiter and a timer. A Queue is safe for concurrent use and must not be copied.
+// The path that does not wait is the limiter's own: [Queue.TryAcquire] is [Limiter.Acquire]. Every
+// settle on a Limiter loads one pointer (is a Queue attached?); with a Queue attached it loads the
+// Queue's count of waiters too, and only a settle that finds waiters takes the Queue's mutex.
+// Waiting takes a mutex and allocates a waiter and a timer. A Queue is safe for concurrent use and
+// must not be copied.
 //
 // # Edge cases
 //
-//   - Take every call through the Queue: a slot freed by a Lease taken from the Limiter directly
-//     wakes no waiter (the waiter is served by the next Slot settle, or refused at MaxWait).
+//   - Several Queues on one Limiter: a freed slot is offered to each line in turn, the Queue made
+//     last first; a waiter of one line may take a slot while an older waiter of another waits.
 //   - A full line refuses the newcomer with [ErrQueueFull], in both orders.
 //   - A waiter whose context ends gets ctx.Err(); one whose MaxWait runs out gets
 //     [ErrLimitExceeded]. A slot handed to a waiter that gave up at the same moment is passed on.
@@ -51,7 +58,8 @@ const (
 type Queue struct {
 	_       stripe.NoCopy
 	l       *Limiter
-	waiting atomic.Int64 // waiters in line; read by every Slot settle
+	next    *Queue       // the Queue attached to l before this one; set before this one is
+	waiting atomic.Int64 // waiters in line; read by every settle on l
 
 	mu    sync.Mutex
 	line  []*waiter // oldest first
@@ -120,7 +128,34 @@ func NewQueue(l *Limiter, opts ...QueueOption) (*Queue, error) {
 	if err := contract.Apply(ErrInvalid, &c, opts); err != nil {
 		return nil, err
 	}
-	return &Queue{l: l, size: c.size, wait: c.wait, order: c.order}, nil
+	q := &Queue{l: l, size: c.size, wait: c.wait, order: c.order}
+	for {
+		q.next = (*Queue)(atomic.LoadPointer(&l.queues))
+		if atomic.CompareAndSwapPointer(&l.queues, unsafe.Pointer(q.next), unsafe.Pointer(q)) {
+			return q, nil
+		}
+	}
+}
+
+// freed is called after l gave a slot back (at the end of give) and after a window that may have
+// raised the limit: one load when no Queue is attached, and for each attached Queue one load of
+// its waiters.
+func (l *Limiter) freed() {
+	if q := (*Queue)(atomic.LoadPointer(&l.queues)); q != nil {
+		q.wake()
+	}
+}
+
+// wake hands free slots to the waiters of q and of the Queues attached before it. Kept out of
+// line so that freed, on every settle, inlines to one load and a branch.
+//
+//go:noinline
+func (q *Queue) wake() {
+	for ; q != nil; q = q.next {
+		if q.waiting.Load() > 0 {
+			q.serve()
+		}
+	}
 }
 
 // Now returns the instant the limiter's clock reads (see [Limiter.Now]).
@@ -130,31 +165,19 @@ func (q *Queue) Now() int64 { return q.l.Now() }
 func (q *Queue) Waiting() int { return int(q.waiting.Load()) }
 
 // Slot is a call a [Queue] admitted. Settle it once with Pass, Fail or Ignore, as a [Lease]
-// (which it settles); settling it also hands the freed slot to a waiter. Settling the same
+// (which it settles, handing the freed slot to a waiter as every settle does). Settling the same
 // variable twice is a no-op; the zero Slot is settled already.
-type Slot struct {
-	lease Lease
-	q     *Queue
-}
+type Slot struct{ lease Lease }
 
 // Pass settles a call that succeeded: its response time (from the moment it was admitted) is a
 // sample.
-func (s *Slot) Pass() { s.lease.Pass(); s.wake() }
+func (s *Slot) Pass() { s.lease.Pass() }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (s *Slot) Fail() { s.lease.Fail(); s.wake() }
+func (s *Slot) Fail() { s.lease.Fail() }
 
 // Ignore frees the slot without a sample.
-func (s *Slot) Ignore() { s.lease.Ignore(); s.wake() }
-
-func (s *Slot) wake() {
-	if q := s.q; q != nil {
-		s.q = nil
-		if q.waiting.Load() > 0 {
-			q.serve()
-		}
-	}
-}
+func (s *Slot) Ignore() { s.lease.Ignore() }
 
 // TryAcquire admits a call if the limiter does, never waiting: [Limiter.Acquire].
 func (q *Queue) TryAcquire() (Slot, bool) {
@@ -162,7 +185,7 @@ func (q *Queue) TryAcquire() (Slot, bool) {
 	if !ok {
 		return Slot{}, false
 	}
-	return Slot{lease, q}, true
+	return Slot{lease}, true
 }
 
 // Acquire admits a call at once if the limiter does; otherwise it waits in line until a slot is
@@ -181,12 +204,13 @@ func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
 		return Slot{}, ErrQueueFull
 	}
 	// Registered before trying again, under the lock: a slot freed before the count rose is found
-	// by this try; one freed after is handed over by serve.
+	// by this try; after one is freed its settle loads the count, so one freed after the count
+	// rose is handed over by serve, which waits for this lock.
 	q.waiting.Add(1)
 	if lease, ok := q.l.Acquire(); ok {
 		q.waiting.Add(-1)
 		q.mu.Unlock()
-		return Slot{lease, q}, nil
+		return Slot{lease}, nil
 	}
 	w := &waiter{ch: make(chan Lease, 1)}
 	q.line = append(q.line, w)
@@ -197,7 +221,7 @@ func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
 	var err error
 	select {
 	case lease := <-w.ch:
-		return Slot{lease, q}, nil
+		return Slot{lease}, nil
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-timer.C:
@@ -205,7 +229,7 @@ func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
 	}
 	if !q.leave(w) {
 		// Handed a slot as it gave up: take it and pass it on.
-		s := Slot{<-w.ch, q}
+		s := Slot{<-w.ch}
 		s.Ignore()
 	}
 	return Slot{}, err

@@ -269,3 +269,201 @@ func BenchmarkQueueAcquire(b *testing.B) {
 		})
 	})
 }
+
+// TestQueueWokenByAnyRelease: a waiter with a max wait of an hour is handed the slot within the
+// release itself, whoever releases it: a Lease taken from the Limiter directly (Pass, Fail,
+// Ignore), a Partition's call, a PermitAdapter's Release; a window that raises the limit serves
+// as many waiters as it frees slots; a Queue made before another on the same Limiter is served
+// too.
+func TestQueueWokenByAnyRelease(t *testing.T) {
+	wait := func(q *Queue, n int) chan Slot {
+		got := make(chan Slot, n)
+		for i := 0; i < n; i++ {
+			go func() {
+				s, err := q.Acquire(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				got <- s
+			}()
+			waitFor(t, "waiter registers", func() bool { return q.Waiting() == i+1 })
+		}
+		return got
+	}
+	for _, c := range []struct {
+		name    string
+		release func(l *Limiter) (hold func())
+	}{
+		{"Lease.Pass", func(l *Limiter) func() { ls, _ := l.Acquire(); return ls.Pass }},
+		{"Lease.Fail", func(l *Limiter) func() { ls, _ := l.Acquire(); return ls.Fail }},
+		{"Lease.Ignore", func(l *Limiter) func() { ls, _ := l.Acquire(); return ls.Ignore }},
+		{"PartitionLease.Pass", func(l *Limiter) func() {
+			ps, err := NewPartitions(l, Share{"live", 0.5}, Share{"batch", 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, _ := ps.Partition("batch").Acquire()
+			return pl.Pass
+		}},
+		{"PermitAdapter.Release", func(l *Limiter) func() {
+			p := l.AsPermit()
+			p.Acquire(0)
+			return func() { p.Release(0) }
+		}},
+	} {
+		for _, older := range []bool{false, true} {
+			l, _ := New(mustFixed(1))
+			q, _ := NewQueue(l, WithMaxWait(time.Hour))
+			if older {
+				NewQueue(l) // a second Queue, attached after q, with nobody waiting
+			}
+			release := c.release(l)
+			if l.InFlight() != 1 {
+				t.Fatalf("%s: in flight %d before the release, want 1", c.name, l.InFlight())
+			}
+			got := wait(q, 1)
+			release()
+			if q.Waiting() != 0 {
+				t.Fatalf("%s (another Queue attached after: %v): the waiter still waits after the release", c.name, older)
+			}
+			s := <-got
+			if l.InFlight() != 1 {
+				t.Fatalf("%s: in flight %d with the waiter admitted, want 1", c.name, l.InFlight())
+			}
+			s.Pass()
+		}
+	}
+
+	// A window that raises the limit from 1 to 3: the settle that closes it frees one slot and the
+	// raise two more, so all three waiters are served by that one settle.
+	clk := &manual{}
+	rule := &recorder{limit: 1}
+	l, _ := New(rule, WithClock(clk.read), WithSampleEvery(1), WithWindow(Window{Duration: 1, MinSamples: 1}))
+	q, _ := NewQueue(l, WithMaxWait(time.Hour))
+	held, _ := l.Acquire()
+	got := wait(q, 3)
+	rule.limit = 3
+	clk.advance(ms)
+	held.Pass()
+	if q.Waiting() != 0 || l.Limit() != 3 {
+		t.Fatalf("after a window raising the limit to %d: %d still wait, want 0", l.Limit(), q.Waiting())
+	}
+	for i := 0; i < 3; i++ {
+		s := <-got
+		s.Ignore()
+	}
+	if l.InFlight() != 0 {
+		t.Fatalf("in flight %d at rest", l.InFlight())
+	}
+}
+
+// cycling is a rule whose limit runs 2, 3, …, 8, 2, … one window after another.
+type cycling struct{ n int }
+
+func (r *cycling) Limit() int    { return 2 + r.n%7 }
+func (r *cycling) Sample(Sample) { r.n++ }
+
+// TestQueueStressMixed: 50 goroutines share one Limiter, whose limit moves between 2 and 8 every
+// few calls. 20 make 3 calls each on the Limiter directly and 20 through two Partitions, trying
+// again at once when refused and holding each slot until a caller waits or 50 yields have
+// passed; 10 make calls through a Queue, waiting up to an hour, until all the others are done.
+// The slots the others free must reach the waiters: every waiter is admitted (a lost wake-up
+// leaves one waiting with nothing in flight), never more than 8 calls are in flight, and
+// everything returns to rest.
+func TestQueueStressMixed(t *testing.T) {
+	const direct, waiters, rounds, most = 40, 10, 3, 8
+	goroutines := runtime.NumGoroutine()
+	var tick atomic.Int64
+	l, err := New(&cycling{}, WithClock(func() int64 { return tick.Add(1) }), WithSampleEvery(1),
+		WithWindow(Window{Duration: 50, MinSamples: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := NewQueue(l, WithQueueSize(waiters), WithMaxWait(time.Hour))
+	ps, _ := NewPartitions(l, Share{"live", 0.7}, Share{"batch", 0.3})
+	parts := [2]*Partition{ps.Partition("live"), ps.Partition("batch")}
+	var flying, peak, others, queued, othersDone, done atomic.Int64
+	var mixed atomic.Int64 // direct or partitioned settles that found callers waiting
+	work := func(r *rand.Rand) {
+		n := flying.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		for k := r.IntN(20); k > 0; k-- {
+			runtime.Gosched()
+		}
+		flying.Add(-1)
+	}
+	start := make(chan struct{})
+	for i := 0; i < waiters; i++ {
+		go func() {
+			defer done.Add(1)
+			r := rand.New(rand.NewPCG(uint64(i), 18))
+			<-start
+			for othersDone.Load() < direct {
+				if err := q.Do(context.Background(), func(context.Context) error { work(r); return nil }); err != nil {
+					t.Errorf("a waiter got %v", err)
+					return
+				}
+				queued.Add(1)
+				runtime.Gosched()
+			}
+		}()
+	}
+	for i := 0; i < direct; i++ {
+		go func() {
+			defer done.Add(1)
+			defer othersDone.Add(1)
+			r := rand.New(rand.NewPCG(uint64(i), 19))
+			<-start
+			for got := 0; got < rounds; runtime.Gosched() {
+				var settle [3]func()
+				ok := false
+				if i%2 == 0 {
+					var ls Lease
+					ls, ok = l.Acquire()
+					settle = [3]func(){ls.Pass, ls.Fail, ls.Ignore}
+				} else {
+					var pl PartitionLease
+					pl, ok = parts[r.IntN(2)].Acquire()
+					settle = [3]func(){pl.Pass, pl.Fail, pl.Ignore}
+				}
+				if !ok {
+					continue
+				}
+				work(r)
+				for k := 0; k < 50 && q.Waiting() == 0; k++ {
+					runtime.Gosched() // hold the slot a while for a waiter to line up behind it
+				}
+				if q.Waiting() > 0 {
+					mixed.Add(1)
+				}
+				settle[r.IntN(3)]()
+				others.Add(1)
+				got++
+			}
+		}()
+	}
+	close(start)
+	for i := 0; done.Load() != direct+waiters; i++ {
+		if i > 50_000_000 {
+			t.Fatalf("%d of %d callers done: %d wait with %d in flight (limit %d): a lost wake-up",
+				done.Load(), direct+waiters, q.Waiting(), l.InFlight(), l.Limit())
+		}
+		runtime.Gosched()
+	}
+	t.Logf("%d direct or partitioned calls (%d settled with callers waiting), %d queued; %d windows; peak in flight %d",
+		others.Load(), mixed.Load(), queued.Load(), l.Snapshot().Windows, peak.Load())
+	if others.Load() != rounds*direct || queued.Load() < waiters {
+		t.Fatalf("%d direct or partitioned calls, want %d; %d queued", others.Load(), rounds*direct, queued.Load())
+	}
+	if mixed.Load() == 0 {
+		t.Fatal("no direct or partitioned call settled while callers waited: nothing was mixed")
+	}
+	if peak.Load() > most {
+		t.Fatalf("peak in flight %d over the highest limit %d", peak.Load(), most)
+	}
+	if q.Waiting() != 0 || l.InFlight() != 0 || parts[0].InFlight() != 0 || parts[1].InFlight() != 0 {
+		t.Fatalf("at rest: waiting %d, in flight %d", q.Waiting(), l.InFlight())
+	}
+	waitFor(t, "goroutines end", func() bool { return runtime.NumGoroutine() <= goroutines })
+}
