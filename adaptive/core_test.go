@@ -19,7 +19,7 @@ func twice[R Rule](mk func() (R, error)) (Rule, Rule) {
 
 // rulePair returns two rules of one kind built alike, with small limits so that runs reach them.
 func rulePair(kind uint8) (Rule, Rule) {
-	switch kind % 5 {
+	switch kind % 6 {
 	case 0:
 		p := AIMD{Initial: 4, Min: 1, Max: 40, Backoff: 0.9, Timeout: 5 * time.Second}
 		return twice(func() (*AIMDRule, error) { return NewAIMD(p) })
@@ -35,6 +35,10 @@ func rulePair(kind uint8) (Rule, Rule) {
 		p := DefaultMinRTT()
 		p.Initial, p.Max, p.ProbeEvery = 4, 40, 5
 		return twice(func() (*MinRTTRule, error) { return NewMinRTT(p, constRoll(0.7)) })
+	case 4:
+		p := DefaultKnee()
+		p.Initial, p.Max = 4, 40
+		return twice(func() (*KneeRule, error) { return NewKnee(p) })
 	}
 	return mustFixed(3), mustFixed(3)
 }
@@ -115,7 +119,7 @@ func differ(t *testing.T, kind uint8, w Window, start int64, ops []byte) (window
 // TestLimiterMatchesCore: for every rule, a long random run with windows of 1 s and 10 samples,
 // clock jumps included, gives the same decisions and snapshots from both layers.
 func TestLimiterMatchesCore(t *testing.T) {
-	for kind := uint8(0); kind < 5; kind++ {
+	for kind := uint8(0); kind < 6; kind++ {
 		r := rand.New(rand.NewPCG(uint64(kind), 11))
 		ops := make([]byte, 40000)
 		for i := range ops {
@@ -136,6 +140,7 @@ func FuzzLimiterCore(f *testing.F) {
 	f.Add(uint8(0), int64(time.Second), uint8(10), int64(0), []byte{0, 0, 0, 0, 5, 200, 2, 0, 3, 0, 7, 1, 0, 0, 2, 0})
 	f.Add(uint8(1), int64(1), uint8(1), int64(-5), []byte{0, 0, 5, 1, 2, 0, 0, 0, 7, 0, 3, 0, 7, 3, 0, 0, 4, 0})
 	f.Add(uint8(3), int64(math.MaxInt64), uint8(1), int64(math.MaxInt64/2), []byte{0, 0, 7, 2, 2, 0})
+	f.Add(uint8(4), int64(time.Millisecond), uint8(2), int64(0), []byte{0, 0, 0, 0, 0, 0, 0, 0, 5, 1, 2, 0, 2, 0, 3, 0, 2, 0, 0, 0, 0, 0, 5, 9, 2, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, kind uint8, d int64, minSamples uint8, start int64, ops []byte) {
 		w := Window{Duration: time.Duration(d), MinSamples: int(minSamples)}
 		if w.Validate() != nil {
