@@ -172,3 +172,47 @@ func TestPartitionsAllocsAndLayout(t *testing.T) {
 		t.Fatalf("Partition.inFlight at %d, want %d (a line of its own)", off, stripe.CacheLine)
 	}
 }
+
+// BenchmarkPartitionAcquire: a call through a Partition beside the Limiter's own, in one run:
+// admitted and settled with Pass (a free slot each time), and refused (the limit full). Both
+// sides make the call through a func value, which costs them alike.
+func BenchmarkPartitionAcquire(b *testing.B) {
+	for _, op := range []string{"acquire", "refuse"} {
+		limit := 1 << 20
+		if op == "refuse" {
+			limit = 1
+		}
+		l, _ := New(mustFixed(limit))
+		ps, _ := NewPartitions(l, Share{"live", 0.7}, Share{"batch", 0.3})
+		live := ps.Partition("live")
+		var hold Lease
+		if op == "refuse" {
+			hold, _ = l.Acquire()
+		}
+		for _, impl := range []struct {
+			name string
+			call func()
+		}{
+			{"limiter", func() {
+				if ls, ok := l.Acquire(); ok {
+					ls.Pass()
+				}
+			}},
+			{"partition", func() {
+				if pl, ok := live.Acquire(); ok {
+					pl.Pass()
+				}
+			}},
+		} {
+			b.Run("op="+op+"/impl="+impl.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						impl.call()
+					}
+				})
+			})
+		}
+		hold.Pass()
+	}
+}
