@@ -127,6 +127,8 @@
 // [Queue] lets callers wait for a slot, in a bounded line, for at most a MaxWait, served [FIFO] or
 // [LIFO]; its path that does not wait is the Limiter's. [Partitions] splits one limit into named
 // shares that borrow each other's idle capacity without ever exceeding the limit together. Both
-// hand out their own handles ([Slot], [PartitionLease]) that settle a Lease and then do their
-// bookkeeping; take every call of a Limiter through them.
+// hand out their own handles ([Slot], [PartitionLease]) that settle a Lease. A Queue is woken by
+// every slot its Limiter frees, whoever frees it (a Lease taken directly, a partition's call, a
+// window that raises the limit); take every call through a Partition when partitions are in use,
+// since a call taken from the Limiter directly uses a slot no partition accounts for.
 package adaptive

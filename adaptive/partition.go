@@ -21,7 +21,8 @@ type Share struct {
 // guaranteed floor(Fraction × limit) calls in flight, may borrow capacity the others leave idle,
 // and the calls in flight of all partitions together never exceed the limit, which the Limiter
 // itself enforces (every call takes its slot from it). Netflix concurrency-limits' partitions
-// check each partition and the whole apart, so their sum can exceed the limit (its issue 233).
+// check each partition and the whole apart, so their sum can exceed the limit
+// (Netflix/concurrency-limits issue 233).
 //
 // Every call takes a slot while the Limiter has one: idle capacity is borrowed freely. A call
 // refused while its partition is within its guarantee marks the partition hungry; while any
