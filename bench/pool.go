@@ -11,8 +11,9 @@ import (
 	"github.com/wardgo/ward/pool"
 )
 
-// Conn is the resource the pool benchmarks lend: a pointer, as a connection handle is.
-type Conn struct{ id int }
+// Conn is the resource the pool benchmarks lend: a pointer, as a connection handle is (a
+// non-empty struct, so each one has an address of its own).
+type Conn struct{ _ int }
 
 // Borrow is one pool under test: acquire, use, give back.
 type Borrow func(ctx context.Context) (release func(), err error)
