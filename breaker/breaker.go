@@ -313,7 +313,9 @@ func (b *Breaker) Allow() (Promise, error) {
 		// A paced clock read (see the type's doc): if time has moved since the reading this
 		// refusal was decided on (or jumped far back), decide again at the fresh instant with the
 		// same draw, so the probe fires and the ratio decays even when nothing gets through.
-		if fresh := b.clock(); fresh > now || b.pullBack(fresh) {
+		// Time that moved less than the granularity changes nothing the coarse reading could not;
+		// deciding again would only write shared words every core fights over under a flood.
+		if fresh := b.clock(); fresh-now >= b.gran || b.pullBack(fresh) {
 			b.seen.Observe(fresh, b.gran)
 			if fresh >= b.next.Load() {
 				b.refresh(fresh)

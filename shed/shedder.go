@@ -318,7 +318,10 @@ func (s *Shedder) Allow() (Promise, error) {
 		moved := s.pullBack(fresh)
 		if !moved {
 			s.seen.Observe(fresh, s.gran)
-			moved = fresh > now
+			// Time that moved less than the granularity changes nothing the coarse reading
+			// could not: deciding again would only write the shared words the decision touches,
+			// which under a flood of refusals every core would fight over.
+			moved = fresh-now >= s.gran
 		}
 		if !moved || s.refuses(fresh, cpu) {
 			return Promise{}, ErrOverloaded
