@@ -184,7 +184,10 @@ func (b *BucketLimiter) Next(now int64, n int) time.Duration {
 
 // TokensAt returns how many tokens the bucket holds at now, fractions included.
 func (b *BucketLimiter) TokensAt(now int64) float64 {
-	return float64(b.held(now)) / float64(b.one)
+	// Whole tokens and the fraction apart: the whole count (at most MaxBurst) is exact in a
+	// float64, where the nanoseconds past 2^53 are not, and their quotient could read above burst.
+	h := b.held(now)
+	return float64(h/b.one) + float64(h%b.one)/float64(b.one)
 }
 
 // held returns the nanoseconds of tokens the bucket holds at now: in [0, tauNs].
