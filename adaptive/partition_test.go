@@ -133,12 +133,19 @@ func TestPartitionsStress(t *testing.T) {
 					flying.Add(-1)
 					return nil
 				})
-				if err != nil && p == live {
-					liveRefused.Add(1)
-				}
 				if err == nil {
 					done.Add(1)
+					continue
 				}
+				if p == live {
+					liveRefused.Add(1)
+				}
+				// A refused caller backs off. One that retries without yielding can run all its
+				// rounds while the calls holding every slot wait in the global run queue (where
+				// runtime.Gosched put them, and which a P polls only every 61st schedule while its
+				// own queue has work): with 2 Ps, live was then refused 16000 times with every
+				// credit in flight and no call settling, a schedule, not a lost slot.
+				runtime.Gosched()
 			}
 		}()
 	}
@@ -159,6 +166,10 @@ func TestPartitionsStress(t *testing.T) {
 	}
 	if ps.l.InFlight() != 0 {
 		t.Fatalf("limiter: %d in flight at rest", ps.l.InFlight())
+	}
+	// InFlight clamps at 0; at rest every credit is in the central pool or a P's, exactly.
+	if c, p := ps.l.central.Load(), ps.l.sumOf(wPool); c+p != limit {
+		t.Fatalf("at rest: central %d + pools %d = %d credits, want %d", c, p, c+p, limit)
 	}
 }
 
