@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,5 +134,16 @@ func client(t testing.TB, s *server) *redis.Client {
 	return c
 }
 
-// prefix returns a key prefix of the test's own, so tests never share keys.
-func prefix(t testing.TB) string { return "test:" + t.Name() + ":" }
+// runs numbers each run of a test (a test run again in the same process, -count, is a new
+// testing.TB), so a run again starts from fresh keys too.
+var (
+	runs    sync.Map // testing.TB -> int64
+	counter atomic.Int64
+)
+
+// prefix returns a key prefix of this run of the test, the same for every call within it, so
+// tests and runs never share keys.
+func prefix(t testing.TB) string {
+	id, _ := runs.LoadOrStore(t, counter.Add(1))
+	return "test:" + t.Name() + ":" + strconv.FormatInt(id.(int64), 10) + ":"
+}
