@@ -68,9 +68,10 @@ func ExampleQueue() {
 	queue, _ := adaptive.NewQueue(limiter, adaptive.WithQueueSize(1), adaptive.WithMaxWait(time.Hour))
 
 	held, _ := limiter.Acquire() // the only slot, taken from the Limiter itself
-	done := make(chan error)
+	done, release := make(chan error), make(chan struct{})
 	go func() {
 		done <- queue.Do(context.Background(), func(context.Context) error {
+			<-release                             // runs once the held call's sample is read
 			now.Add(int64(10 * time.Millisecond)) // the call runs 10 ms
 			return nil
 		})
@@ -84,6 +85,7 @@ func ExampleQueue() {
 	now.Add(int64(2 * time.Second))
 	held.Pass() // frees the slot: the waiting caller is handed it now
 	fmt.Println("held call:", limiter.Snapshot().Latency)
+	close(release)
 	fmt.Println("waiting caller:", <-done, limiter.Snapshot().Latency)
 	// Output:
 	// second caller: adaptive: queue full true

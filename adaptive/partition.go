@@ -126,19 +126,23 @@ type PartitionLease struct {
 }
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (pl *PartitionLease) Pass() { pl.lease.Pass(); pl.free() }
+func (pl *PartitionLease) Pass() { l := pl.lease; pl.free(); l.Pass() }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (pl *PartitionLease) Fail() { pl.lease.Fail(); pl.free() }
+func (pl *PartitionLease) Fail() { l := pl.lease; pl.free(); l.Fail() }
 
 // Ignore frees the slot without a sample.
-func (pl *PartitionLease) Ignore() { pl.lease.Ignore(); pl.free() }
+func (pl *PartitionLease) Ignore() { l := pl.lease; pl.free(); l.Ignore() }
 
+// free takes the call out of its partition's count before the slot is freed (so a call of the
+// same partition racing for that slot never counts it twice), and clears the partition's hunger
+// once it has drained.
 func (pl *PartitionLease) free() {
 	if p := pl.p; p != nil {
 		pl.p = nil
-		if p.inFlight.Add(-1) == 0 && p.hungry.Load() != 0 {
-			p.hungry.Store(0)
+		pl.lease = Lease{}
+		if p.inFlight.Add(-1) == 0 {
+			p.hungry.CompareAndSwap(1, 0)
 		}
 	}
 }

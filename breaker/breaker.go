@@ -27,16 +27,18 @@ var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 // read-modify-write. The drop ratio is folded from the window and cached, refreshed at most once
 // per refresh interval (a quarter of a bucket by default, [WithRefresh]) by one goroutine while
 // the others read the cached value. A healthy call reads the cached ratio and, at settle, the
-// clock once and one stripe: no draw, no lock, no allocation. A refusal draws once and writes one
-// stripe, and reads no clock.
+// clock once and one stripe: no draw, no lock, no allocation. A refusal draws once, writes one
+// stripe and its P's refusal count, and reads the clock only when paced to (below).
 //
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
 // calls settle that reading is fresh to within a millisecond (or a quarter bucket, if smaller). A
-// refusal reads the clock only when its P has refused the 1st, 2nd, 4th or a multiple of 8th call since that
-// reading last moved, and then decides again, with the same draw, if time has moved: at low
-// traffic every refusal sees the time, so the probe fires and the ratio decays as the [Core]'s
-// do however rarely calls come, while a flood of refusals costs a clock read once in many.
+// refusal reads the clock only on the 1st, 2nd and 4th refusal its P makes after that reading last
+// moved, and on every 8th after that; it decides again, with the same draw, when the clock has
+// moved by that granularity or more. Calls seconds apart therefore each see the time, so the probe
+// fires and the ratio decays as the [Core]'s do however rarely calls come; after a burst, at most
+// 7 refusals on a P decide on the instant the burst ended with; a flood of refusals costs a clock
+// read once in eight.
 // With [WithRefresh](0) Allow reads the clock and refreshes the ratio on every call, and a
 // Breaker driven from one goroutine gives exactly the decisions of a [Core] fed the same instants
 // and draws (a differential fuzz target proves it).

@@ -36,9 +36,12 @@ var ErrOverloaded = contract.Refusal("shed: server overloaded")
 // bucket, and the timed ones give the response times and move the average of calls in flight, by
 // Beta to the power DefaultSampleEvery so that it keeps the preset's memory in calls. Untimed
 // passes and Allow use the latest clock reading a timed call made. A refusal reads the clock only
-// when its P has refused the 1st, 2nd, 4th or a multiple of 8th call since that reading last moved, and decides
-// again if time has moved: at low traffic every refusal sees the time, so a cool-down ends on time
-// however rarely calls come, while a flood of refusals costs a clock read once in many. With [WithRefresh](0) and [WithSampleEvery](1), Allow reads the
+// on the 1st, 2nd and 4th refusal its P makes after that reading last moved, and on every 8th
+// after that, and decides again when the clock has moved by the granularity (a millisecond, or a
+// quarter bucket if less) or more: calls seconds apart each see the time, so a cool-down ends on
+// time however rarely calls come; after a burst, at most 7 refusals on a P decide on the instant the
+// burst ended with; a flood of refusals costs a clock read once in eight. With [WithRefresh](0) and
+// [WithSampleEvery](1), Allow reads the
 // clock and refreshes on every call, and a Shedder driven from one goroutine gives exactly the
 // decisions of a [Core] fed the same instants and CPU readings.
 //
