@@ -238,3 +238,21 @@ func TestInvalidMatches(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestDoAllocates0: a call through Do that is admitted allocates nothing, for every guard with a
+// handle and the ways of reaching one (a Queue, a Partition): the settle's method values stay on
+// the stack.
+func TestDoAllocates0(t *testing.T) {
+	l := must(adaptive.New(must(adaptive.NewFixed(10))))
+	q := must(adaptive.NewQueue(l))
+	part := must(adaptive.NewPartitions(l, adaptive.Share{Name: "all", Fraction: 1})).Partition("all")
+	b := must(breaker.New())
+	s := must(shed.New(shed.WithCPU(func() int { return 0 })))
+	ctx := context.Background()
+	fn := func(context.Context) error { return nil }
+	for name, g := range map[string]ward.Guard{"adaptive": l, "queue": q, "partition": part, "breaker": b, "shed": s} {
+		if a := testing.AllocsPerRun(200, func() { _ = g.Do(ctx, fn) }); a != 0 {
+			t.Errorf("%s: Do allocates %v per admitted call", name, a)
+		}
+	}
+}

@@ -337,14 +337,7 @@ func (l *Limiter) Do(ctx context.Context, fn func(context.Context) error) error 
 	}
 	defer lease.Fail() // a no-op once settled: only a panicking fn gets here unsettled
 	err := fn(ctx)
-	switch contract.Classify(ctx, err, l.own, l.fail, contract.Ignore, contract.Ignore) {
-	case contract.Pass:
-		lease.Pass()
-	case contract.Fail:
-		lease.Fail()
-	default:
-		lease.Ignore()
-	}
+	contract.Settle(contract.Classify(ctx, err, l.own, l.fail, contract.Ignore, contract.Ignore), lease.Pass, lease.Fail, lease.Ignore)
 	return err
 }
 

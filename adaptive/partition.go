@@ -193,13 +193,6 @@ func (p *Partition) Do(ctx context.Context, fn func(context.Context) error) erro
 	}
 	defer pl.Fail() // a no-op once settled: only a panicking fn gets here unsettled
 	err := fn(ctx)
-	switch contract.Classify(ctx, err, p.set.l.own, p.set.l.fail, contract.Ignore, contract.Ignore) {
-	case contract.Pass:
-		pl.Pass()
-	case contract.Fail:
-		pl.Fail()
-	default:
-		pl.Ignore()
-	}
+	contract.Settle(contract.Classify(ctx, err, p.set.l.own, p.set.l.fail, contract.Ignore, contract.Ignore), pl.Pass, pl.Fail, pl.Ignore)
 	return err
 }

@@ -369,12 +369,7 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) error 
 	}
 	defer p.Fail() // a no-op once settled; a failure if fn panics
 	err = fn(ctx)
-	switch contract.Classify(ctx, err, b.own, b.fail, contract.Pass, contract.Fail) {
-	case contract.Pass:
-		p.Pass()
-	case contract.Ignore:
-		p.Ignore()
-	}
+	contract.Settle(contract.Classify(ctx, err, b.own, b.fail, contract.Pass, contract.Fail), p.Pass, p.Fail, p.Ignore)
 	return err
 }
 

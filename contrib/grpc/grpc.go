@@ -315,14 +315,7 @@ func holder(g ward.Guard) admitFunc {
 // settle settles h once by a stream's final error, as the type's Do would settle a call that
 // returned outcome(err).
 func settle(ctx context.Context, h ward.Handle, other contract.Outcome, err error) {
-	switch contract.Classify(ctx, outcome(err), nil, nil, other, other) {
-	case contract.Pass:
-		h.Pass()
-	case contract.Fail:
-		h.Fail()
-	default:
-		h.Ignore()
-	}
+	contract.Settle(contract.Classify(ctx, outcome(err), nil, nil, other, other), h.Pass, h.Fail, h.Ignore)
 }
 
 // heldStream is a client stream holding its admission until it ends; end runs once.

@@ -140,3 +140,16 @@ func Hook[E any](pkg error, option string, dst *func(E), f func(E)) error {
 	*dst = f
 	return nil
 }
+
+// Settle calls the verb o names: every Do ends with Settle(Classify(…), h.Pass, h.Fail, h.Ignore).
+// It is small enough to inline, so the method values neither escape nor allocate.
+func Settle(o Outcome, pass, fail, ignore func()) {
+	switch o {
+	case Pass:
+		pass()
+	case Fail:
+		fail()
+	default:
+		ignore()
+	}
+}

@@ -46,17 +46,32 @@ func BenchmarkPin(b *testing.B) {
 	})
 }
 
-func TestCounter(t *testing.T) {
-	var c Counter
-	c.Init()
+// add adds d to the calling P's first word, as every per-P type in ward writes its row.
+func add(tb *Table, d int64) {
+	Add((*int64)(tb.Pin()), d)
+	Unpin()
+}
+
+// sum adds up the first word of every row ever made, as every reader does.
+func sum(tb *Table) int64 {
+	var s int64
+	for row := range tb.All() {
+		s += Load((*int64)(row))
+	}
+	return s
+}
+
+func TestTableAdd(t *testing.T) {
+	var tb Table
+	tb.Init(1)
 	for i := 0; i < 100; i++ {
-		c.Add(2)
+		add(&tb, 2)
 	}
-	if got := c.Load(); got != 200 {
-		t.Fatalf("Load = %d, want 200", got)
+	if got := sum(&tb); got != 200 {
+		t.Fatalf("sum = %d, want 200", got)
 	}
-	if a := testing.AllocsPerRun(100, func() { c.Add(1) }); a != 0 {
-		t.Fatalf("Add allocates %v", a)
+	if a := testing.AllocsPerRun(100, func() { add(&tb, 1) }); a != 0 {
+		t.Fatalf("a pinned add allocates %v", a)
 	}
 }
 
@@ -84,15 +99,15 @@ func TestTableRows(t *testing.T) {
 	}
 }
 
-// TestCounterExactAcrossGOMAXPROCS changes GOMAXPROCS up and down while goroutines add and
+// TestTableExactAcrossGOMAXPROCS changes GOMAXPROCS up and down while goroutines add and
 // subtract on every P: every update must survive (the count returns to exactly what was added),
 // in every build. Before tables grew, Ps past the first stripes shared one and plain += lost
 // updates.
-func TestCounterExactAcrossGOMAXPROCS(t *testing.T) {
+func TestTableExactAcrossGOMAXPROCS(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	runtime.GOMAXPROCS(1)
-	var c Counter
-	c.Init()
+	var tb Table
+	tb.Init(1)
 	const workers, each = 64, 2000
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -102,11 +117,11 @@ func TestCounterExactAcrossGOMAXPROCS(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := 0; i < each; i++ {
-				c.Add(3)
+				add(&tb, 3)
 				if i%7 == 0 {
 					runtime.Gosched()
 				}
-				c.Add(-1)
+				add(&tb, -1)
 			}
 		}()
 	}
@@ -114,11 +129,11 @@ func TestCounterExactAcrossGOMAXPROCS(t *testing.T) {
 	close(start)
 	wg.Wait()
 	stop()
-	if got, want := c.Load(), int64(workers*each*2); got != want {
-		t.Fatalf("Load = %d, want %d: updates lost while GOMAXPROCS changed", got, want)
+	if got, want := sum(&tb), int64(workers*each*2); got != want {
+		t.Fatalf("sum = %d, want %d: updates lost while GOMAXPROCS changed", got, want)
 	}
-	if c.t.Rows() < 32 {
-		t.Logf("table rows %d: GOMAXPROCS 32 never pinned a P past the first rows (scheduling)", c.t.Rows())
+	if tb.Rows() < 32 {
+		t.Logf("table rows %d: GOMAXPROCS 32 never pinned a P past the first rows (scheduling)", tb.Rows())
 	}
 }
 
