@@ -35,6 +35,7 @@ func BenchmarkBreakerRefuse(b *testing.B) { run(b, &BreakerRefuse, None) }
 func BenchmarkShed(b *testing.B)          { both(b, &Shed) }
 func BenchmarkShedRefuse(b *testing.B)    { run(b, &ShedRefuse, None) }
 func BenchmarkRate(b *testing.B)          { both(b, &Rate) }
+func BenchmarkRateBurst(b *testing.B)     { both(b, &RateBurst) }
 func BenchmarkRateRefuse(b *testing.B)    { run(b, &RateRefuse, None) }
 func BenchmarkWindow(b *testing.B)        { run(b, &Window, None) }
 

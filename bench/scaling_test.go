@@ -16,6 +16,7 @@ var Scaling = []struct {
 }{
 	{"adaptive", &Adaptive, []string{"ward", "semaphore"}},
 	{"rate", &Rate, []string{"ward", "uber-ratelimit", "x-time-rate"}},
+	{"rate-burst", &RateBurst, []string{"ward", "uber-ratelimit", "x-time-rate"}},
 	{"rate-refuse", &RateRefuse, []string{"ward", "x-time-rate"}},
 	{"breaker", &Breaker, []string{"ward"}},
 	{"window", &Window, []string{"ward", "gozero"}},

@@ -31,4 +31,4 @@ var Window = Comparison{
 }
 
 // All is every comparison the suite runs.
-var All = []*Comparison{&Adaptive, &Breaker, &BreakerRefuse, &Shed, &ShedRefuse, &Rate, &RateRefuse, &Window}
+var All = []*Comparison{&Adaptive, &Breaker, &BreakerRefuse, &Shed, &ShedRefuse, &Rate, &RateBurst, &RateRefuse, &Window}

@@ -3,8 +3,9 @@
 //
 // Each comes as pure arithmetic (time passed in as nanoseconds from any monotonic origin, not safe
 // for concurrent use: [Bucket], [Sliding], [Period]) and as a concurrent type: [BucketLimiter]
-// (GCRA, lock-free), [SlidingLimiter] (a mutex around the ring of stamps), [PeriodLimiter]
-// (lock-free). The three limiters have one shape, the library's contract (package ward):
+// (GCRA, lock-free; under contention it leases tokens to Ps, so its callers stop sharing one
+// word, and still never over-admits), [SlidingLimiter] (a mutex around the ring of stamps),
+// [PeriodLimiter] (lock-free). The three limiters have one shape, the library's contract (package ward):
 //
 //   - Allow() bool: one call at Now, the short form;
 //   - TakeAt(now, n) (ok, wait): n calls at an instant of the limiter's clock, and when refused how

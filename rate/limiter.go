@@ -49,6 +49,23 @@ func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.
 // BucketLimiter admits exactly burst calls at once, as a full [Bucket] does, at every rate it
 // accepts, and after that one call per rounded interval.
 //
+// Under contention it leases tokens to Ps. The first time two callers collide on the TAT, a
+// limiter whose burst is at least 4 tokens for each P (GOMAXPROCS when it was made, rounded up to
+// a power of two) starts giving each P a lease: a run of the bucket's future slots, claimed by one
+// compare-and-set and then spent by the calls on that P on a cache line of their own, so the cores
+// stop passing one word back and forth. A lease holds at most 1/(2×Ps) of the tokens the bucket
+// held when it was taken, and a slot is only spent at or after its own time, never late: leasing
+// never over-admits (at most burst + elapsed×rate admissions in any stretch of time, as without
+// it). What it can cost is room: tokens leased to one P and not yet spent cannot serve another,
+// at most half the burst at once (less as the leases are spent), and the leases give back what
+// they hold when they run short and nobody claimed after them. A limiter one goroutine calls never
+// collides and never leases: its decisions are the pure [Bucket]'s, as they are for every limiter
+// when GOMAXPROCS is 1. Next, Left and TokensAt count leased tokens as taken; Release gives the
+// token to the caller's P's lease, and drops it when the lease cannot hold it. With a burst of 1
+// (or fewer than 4 tokens a P) every call takes the slot at its own instant, which only the shared
+// word can hand out: such a limiter stays one word. Leases take one cache line a P, made when
+// leasing starts; the builds without the P index (the ward_nolinkname tag, gccgo) never lease.
+//
 // It never over-admits: a goroutine whose clock reading went stale while others moved the TAT
 // sees less room, not more (golang.org/x/time/rate over-admits 1.2-8× with 1024 goroutines on two
 // cores, golang/go#71360; TestSimNoOverAdmission shows this one does not). The TAT is an int64: a
@@ -61,17 +78,22 @@ type BucketLimiter struct {
 	_   stripe.NoCopy
 	_   [stripe.CacheLine]byte // the TAT on a line of its own, whatever was allocated before it
 	tat atomic.Int64
-	_   [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	gen atomic.Int64 // pull-backs of the TAT made so far (lease.go)
+	_   [stripe.CacheLine - 2*unsafe.Sizeof(atomic.Int64{})]byte
 	bucketPolicy
-	_ [(stripe.CacheLine - unsafe.Sizeof(bucketPolicy{})%stripe.CacheLine) % stripe.CacheLine]byte
+	// Never zero bytes: a zero-size last field makes the compiler pad the struct off the line.
+	_ [stripe.CacheLine - unsafe.Sizeof(bucketPolicy{})%stripe.CacheLine]byte
 }
 
-// bucketPolicy is what a BucketLimiter reads on every call and never writes.
+// bucketPolicy is what a BucketLimiter reads on every call: written once, when leasing starts.
 type bucketPolicy struct {
-	one   int64 // one token's emission interval, 1e9/rate rounded up: at least 1 ns
-	tauNs int64 // how far ahead of now the TAT may run: burst × one
-	burst int
-	clock func() int64
+	one      int64 // one token's emission interval, 1e9/rate rounded up: at least 1 ns
+	tauNs    int64 // how far ahead of now the TAT may run: burst × one
+	burst    int
+	clock    func() int64
+	leasing  atomic.Int32 // leaseOff, leaseStarting, leaseOn (lease.go)
+	leasable bool         // the build pins to Ps and the burst is large enough to lease
+	leases   stripe.Table // a lease per P, made when leasing starts
 }
 
 // NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst. rate
@@ -95,7 +117,8 @@ func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, 
 	if err != nil {
 		return nil, err
 	}
-	b := &BucketLimiter{bucketPolicy: bucketPolicy{one: one, tauNs: int64(burst) * one, burst: burst, clock: c.clock}}
+	b := &BucketLimiter{bucketPolicy: bucketPolicy{one: one, tauNs: int64(burst) * one, burst: burst, clock: c.clock,
+		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count())}}
 	b.tat.Store(c.clock())
 	return b, nil
 }
@@ -106,14 +129,23 @@ func (b *BucketLimiter) Now() int64 { return b.clock() }
 
 // Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
-	ok, _ := b.take(b.clock(), b.one)
+	ok, _ := b.admit(b.clock(), b.one)
 	return ok
+}
+
+// admit answers a call for inc nanoseconds of tokens at now: from its P's lease once leasing has
+// started, on the shared TAT before.
+func (b *BucketLimiter) admit(now, inc int64) (bool, time.Duration) {
+	if b.leasing.Load() == leaseOn {
+		return b.leased(now, inc)
+	}
+	return b.take(now, inc)
 }
 
 // Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
 // [ErrLimited] with the wait until a token would be there, without calling fn.
 func (b *BucketLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
-	ok, wait := b.take(b.clock(), b.one)
+	ok, wait := b.admit(b.clock(), b.one)
 	return do(ctx, fn, ok, wait)
 }
 
@@ -148,7 +180,7 @@ func (b *BucketLimiter) wait(tat, now, inc int64) time.Duration {
 func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
 	for {
 		old := b.tat.Load()
-		tat := b.at(old, now)
+		tat := b.pull(old, now)
 		if wait := b.wait(tat, now, inc); wait != 0 {
 			if tat != old { // write the pull back, or the next call is refused for decades too
 				b.tat.CompareAndSwap(old, tat)
@@ -158,6 +190,7 @@ func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
 		if b.tat.CompareAndSwap(old, max(tat, now)+inc) { // wait checked it fits
 			return true, 0
 		}
+		b.contended()
 	}
 }
 
@@ -169,7 +202,7 @@ func (b *BucketLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	if n > b.burst {
 		return false, Forever
 	}
-	return b.take(now, int64(n)*b.one) // n <= burst: it fits
+	return b.admit(now, int64(n)*b.one) // n <= burst: it fits
 }
 
 // Next returns how long until n tokens would be there at now, without taking them: 0 when they
@@ -208,15 +241,21 @@ func (b *BucketLimiter) Left(now int64) int { return int(b.held(now) / b.one) }
 
 // Acquire takes one token at now: the [Permit] method.
 func (b *BucketLimiter) Acquire(now int64) bool {
-	ok, _ := b.take(now, b.one)
+	ok, _ := b.admit(now, b.one)
 	return ok
 }
 
-// Release gives one token back, never past the burst.
+// Release gives one token back, never past the burst. Once the limiter leases tokens to Ps (see
+// the package doc), the token goes back to the caller's P's lease, and is dropped when that lease
+// cannot hold it.
 func (b *BucketLimiter) Release(now int64) {
+	if b.leasing.Load() == leaseOn {
+		b.releaseLeased(now)
+		return
+	}
 	for {
 		old := b.tat.Load()
-		tat := b.at(old, now)
+		tat := b.pull(old, now)
 		if tat <= now {
 			return // full
 		}

@@ -1,0 +1,162 @@
+package rate
+
+import (
+	"math"
+	"time"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// A BucketLimiter under contention leases tokens to Ps.
+//
+// The TAT is a timeline: every token is a slot one emission interval long, and a call at now may
+// take the slots that start at or after now and end within tauNs of it (GCRA's whole rule). A
+// lease is a run of such slots, [lo, hi), claimed from the shared timeline by one compare-and-set
+// and then spent by the goroutines pinned to one P, a slot at a time, on that P's own cache line:
+// a call at now takes the slots from max(lo, now), if they end by hi and within tauNs of now.
+// Slots that time has passed are skipped, never spent late, so every admission, leased or not,
+// sits in a slot of its own that starts at or after its instant and ends within the burst's span
+// of it: at most burst + elapsed/interval admissions in any stretch of time, exactly the single
+// bucket's promise. Leasing never over-admits.
+//
+// What it costs is room: slots leased to one P are spent from the shared timeline while another P
+// may be refused. A lease takes at most 1/(2×rows) of the room the bucket holds when it is taken
+// (rows: the Ps, rounded up to a power of two), so the leases outstanding together hold at most
+// half the burst, and each lasts no longer than its own tokens' worth of time. When a P's lease
+// runs short it gives the unspent slots back with the same compare-and-set that takes the next
+// lease, provided nobody claimed slots after it (the shared TAT still ends where the lease ends);
+// otherwise they are dropped and time passes them by. A limiter that one goroutine calls, or one
+// P, hands every lease back in full before it decides on the shared timeline, so its decisions
+// are the single bucket's, call for call.
+//
+// A limiter starts without leases and turns them on for good the first time two callers collide
+// on the TAT (a compare-and-set fails), when its burst is at least 4 tokens a row (rows counted
+// when it was made), so that a lease can hold 2: a limiter
+// that is never contended stays exactly one word and allocates nothing more. Leasing needs the
+// real P index: in the builds without it (stripe.Pinned false) the TAT stays the only state.
+
+// The words of a P's row of leases. Only goroutines pinned to the row's P touch them.
+const (
+	wLo    = iota // the first slot of the lease not spent
+	wHi           // the end of the lease
+	wGen          // the pull-back generation the lease was taken in
+	wStart        // the lease's first slot
+	leaseWords
+)
+
+// The states of BucketLimiter.leasing.
+const (
+	leaseOff int32 = iota
+	leaseStarting
+	leaseOn
+)
+
+// contended records that a compare-and-set on the TAT failed: the first time, leasing starts.
+func (b *BucketLimiter) contended() {
+	if !b.leasable || b.leasing.Load() != leaseOff {
+		return
+	}
+	if b.leasing.CompareAndSwap(leaseOff, leaseStarting) {
+		b.leases.Init(leaseWords)
+		b.leasing.Store(leaseOn)
+	}
+}
+
+// leased answers a call for inc nanoseconds of tokens at now from the caller's P's lease, taking
+// a new lease when it runs short.
+func (b *BucketLimiter) leased(now, inc int64) (bool, time.Duration) {
+	r := b.leases.Current()
+	row := r.Row(stripe.PinRow(r))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		row = b.leases.Pin()
+	}
+	lo, hi := (*int64)(row), (*int64)(unsafe.Add(row, wHi*8))
+	s := max(stripe.Load(lo), now)
+	if h := stripe.Load(hi); s <= h && since(h, s) >= uint64(inc) && since(s, now) <= uint64(b.tauNs-inc) {
+		stripe.Store(lo, s+inc)
+		stripe.Unpin()
+		return true, 0
+	}
+	ok, wait := b.renew(row, now, inc, r.Len())
+	stripe.Unpin()
+	return ok, wait
+}
+
+// renew answers a call its P's lease could not: it gives the lease's unspent slots back when the
+// shared TAT still ends where the lease does, and takes the call's slots, plus a new lease when
+// the bucket has room, in one compare-and-set. Entered pinned to the row's P.
+func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64, rows int) (bool, time.Duration) {
+	lo, hi := (*int64)(row), (*int64)(unsafe.Add(row, wHi*8))
+	gen := (*int64)(unsafe.Add(row, wGen*8))
+	l, h, g := stripe.Load(lo), stripe.Load(hi), stripe.Load(gen)
+	for {
+		// gen is read after the TAT: a pull-back that replaced the TAT before this read counted
+		// itself first, so a lease taken before it is never given back over what came after.
+		old := b.tat.Load()
+		base := old
+		if old == h && l < h && g == b.gen.Load() { // nobody claimed after the lease, nor pulled the TAT back
+			base = l
+		}
+		tat := b.pull(base, now)
+		if wait := b.wait(tat, now, inc); wait != 0 {
+			if tat != old && b.tat.CompareAndSwap(old, tat) {
+				stripe.Store(lo, tat) // given back, or pulled back: the lease is gone
+				stripe.Store(hi, tat)
+			}
+			return false, wait
+		}
+		start := max(tat, now)
+		claim := inc
+		// The room past this call's slots, in whole tokens, shared among the rows; wait checked
+		// that start+inc fits under now+tauNs, so none of this overflows.
+		if extra := (b.tauNs - int64(since(start, now)) - inc) / b.one / int64(2*rows); extra > 0 && start <= math.MaxInt64-inc-extra*b.one {
+			claim += extra * b.one
+		}
+		// The generation the new lease is taken in, read before the compare-and-set: a pull-back
+		// that replaces the new TAT reads it after the compare-and-set, and counts itself after.
+		gn := b.gen.Load()
+		if b.tat.CompareAndSwap(old, start+claim) {
+			stripe.Store((*int64)(unsafe.Add(row, wStart*8)), start)
+			stripe.Store(lo, start+inc)
+			stripe.Store(hi, start+claim)
+			stripe.Store(gen, gn)
+			return true, 0
+		}
+	}
+}
+
+// pull returns the TAT as a call at now reads it: pulled back to now plus the span when it is
+// more than the span plus [MaxSkew] ahead, counting the pull-back in gen first, so that no lease
+// taken before it is given back over slots claimed after it.
+func (b *BucketLimiter) pull(tat, now int64) int64 {
+	if skewed(tat, now, uint64(b.tauNs)) {
+		b.gen.Add(1)
+		return now + b.tauNs // tat is more than tauNs past now: no overflow
+	}
+	return tat
+}
+
+// releaseLeased gives a token back to the caller's P's lease (giveBack).
+func (b *BucketLimiter) releaseLeased(now int64) {
+	r := b.leases.Current()
+	row := r.Row(stripe.PinRow(r))
+	if row == nil {
+		stripe.Unpin()
+		row = b.leases.Pin()
+	}
+	b.giveBack(row, now)
+	stripe.Unpin()
+}
+
+// giveBack returns the last spent slot of the lease in row, when the lease holds it and time has
+// not passed it, as a single bucket gives back its last slot. A slot before the lease's start
+// belongs to whoever claimed it, so a token the lease cannot hold is dropped.
+func (b *BucketLimiter) giveBack(row unsafe.Pointer, now int64) {
+	lo := (*int64)(row)
+	l, start := stripe.Load(lo), stripe.Load((*int64)(unsafe.Add(row, wStart*8)))
+	if back := max(start, now); l > back {
+		stripe.Store(lo, max(l-b.one, back))
+	}
+}

@@ -1,0 +1,258 @@
+package rate
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/procs"
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// leasing turns leases on in b as a first collision would, whatever its burst. Leases need the
+// real P index: in the builds without it the test is skipped.
+func leasing(t *testing.T, b *BucketLimiter) *BucketLimiter {
+	t.Helper()
+	if !stripe.Pinned {
+		t.Skip("leases need the P index (stripe.Pinned)")
+	}
+	b.leases.Init(leaseWords)
+	b.leasing.Store(leaseOn)
+	return b
+}
+
+// TestLeasingStartsOnContention: a limiter never contended stays one word; the first collision
+// turns leases on, where the burst allows a lease of 2 tokens a row.
+func TestLeasingStartsOnContention(t *testing.T) {
+	now := int64(0)
+	b, _ := NewBucketLimiter(1e6, 1000, WithClock(func() int64 { return now }))
+	for i := 0; i < 10_000; i++ {
+		now += 500
+		b.Allow()
+	}
+	if b.leasing.Load() != leaseOff || b.leases.Current() != nil {
+		t.Fatal("a limiter one goroutine calls started leasing")
+	}
+	b.contended()
+	if want := stripe.Pinned && 1000 >= 4*stripe.Count(); (b.leasing.Load() == leaseOn) != want || (b.leases.Current() != nil) != want {
+		t.Fatalf("after a collision leasing = %d, want on: %v", b.leasing.Load(), want)
+	}
+	small, _ := NewBucketLimiter(1e6, 1)
+	small.contended()
+	if small.leasing.Load() != leaseOff {
+		t.Fatal("a burst of 1 started leasing")
+	}
+}
+
+// TestLeasingOnePEqualsDirect: with one P, a leasing limiter decides every call as the limiter
+// without leases does (and so as the pure Bucket does), wait for wait, over random traces of
+// Allow, TakeAt of 0 to burst+1 tokens, Acquire then Release, stale readings and jumps between
+// clock origins; after every refusal its Next, Left and TokensAt agree too.
+func TestLeasingOnePEqualsDirect(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, c := range []struct {
+		rate  float64
+		burst int
+	}{{1e6, 64}, {1e9, 1000}, {7, 10}, {1000, 3}, {1e9 / 3, 40}, {0.5, 100}} {
+		for seed := uint64(0); seed < 20; seed++ {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			now := int64(seed) * 1e12
+			clock := func() int64 { return now }
+			direct, _ := NewBucketLimiter(c.rate, c.burst, WithClock(clock))
+			leased, _ := NewBucketLimiter(c.rate, c.burst, WithClock(clock))
+			leasing(t, leased)
+			one := direct.one
+			for step := 0; step < 3000; step++ {
+				switch k := rng.IntN(100); {
+				case k < 40:
+				case k < 75:
+					now += rng.Int64N(one + 1)
+				case k < 90:
+					now += rng.Int64N(one*int64(c.burst) + 1)
+				case k < 97:
+					now -= rng.Int64N(one + 1) // a stale reading
+				case k < 98:
+					now += 1_767_225_600_000_000_000 // to Unix time
+				default:
+					now = int64(seed) * 1e12 // and back
+				}
+				var dOK, lOK bool
+				var dWait, lWait time.Duration
+				switch op := rng.IntN(10); {
+				case op < 5:
+					dOK, lOK = direct.Allow(), leased.Allow()
+				case op < 8:
+					n := rng.IntN(c.burst+3) - 1
+					dOK, dWait = direct.TakeAt(now, n)
+					lOK, lWait = leased.TakeAt(now, n)
+				default:
+					dOK, lOK = direct.Acquire(now), leased.Acquire(now)
+					if dOK && lOK && rng.IntN(2) == 0 {
+						direct.Release(now)
+						leased.Release(now)
+					}
+				}
+				if dOK != lOK || dWait != lWait {
+					t.Fatalf("rate %v burst %d seed %d step %d at %d: leasing %v %v, direct %v %v",
+						c.rate, c.burst, seed, step, now, lOK, lWait, dOK, dWait)
+				}
+				if !dOK && dWait != Forever && (direct.Next(now, 1) != leased.Next(now, 1) || direct.Left(now) != leased.Left(now) ||
+					direct.TokensAt(now) != leased.TokensAt(now)) {
+					t.Fatalf("rate %v burst %d seed %d step %d: after a refusal the reads differ", c.rate, c.burst, seed, step)
+				}
+			}
+		}
+	}
+}
+
+// conforms reports whether admissions at the instants at (sorted) keep a bucket's promise: at
+// most burst + (c_j - c_i)/interval of them in any [c_i, c_j]. In integers:
+// (j-i+1-burst) × one <= c_j - c_i, that is c_i - i×one <= c_j - j×one + tau - one, checked
+// against the running maximum of the left side.
+func conforms(at []int64, one, tau int64) (bool, int) {
+	best := int64(-1 << 63)
+	for j, c := range at {
+		g := c - int64(j)*one
+		best = max(best, g)
+		if best > g+tau-one {
+			return false, j
+		}
+	}
+	return true, -1
+}
+
+func TestConforms(t *testing.T) {
+	if ok, _ := conforms([]int64{0, 0, 10, 20}, 10, 20); !ok {
+		t.Fatal("two at once, then one an interval: a burst of 2 allows it")
+	}
+	if ok, at := conforms([]int64{0, 0, 0, 20}, 10, 20); ok || at != 2 {
+		t.Fatal("three at once passed a burst of 2")
+	}
+	if ok, at := conforms([]int64{0, 0, 10, 19}, 10, 20); ok || at != 3 {
+		t.Fatal("the fourth 1 ns early passed")
+	}
+}
+
+// TestLeasesNeverOverAdmit: 64 goroutines call a leasing limiter on a shared clock that moves
+// 100 ns a reading, ten times the rate, while GOMAXPROCS moves between 1 and 32. Every admission
+// is recorded at the instant it was decided at; sorted, they keep the single bucket's promise.
+func TestLeasesNeverOverAdmit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, burst := range []int{64, 1000} {
+		var tick atomic.Int64
+		b, _ := NewBucketLimiter(1e6, burst, WithClock(func() int64 { return tick.Add(100) }))
+		leasing(t, b)
+		stop := procs.Flip()
+		const goroutines, calls = 64, 4000
+		got := make([][]int64, goroutines)
+		together(goroutines, func(g int) {
+			for i := 0; i < calls; i++ {
+				now := b.Now()
+				if i%3 == 0 {
+					if ok, _ := b.TakeAt(now, 1+i%4); ok {
+						got[g] = append(got[g], slices.Repeat([]int64{now}, 1+i%4)...)
+					}
+				} else if ok, _ := b.TakeAt(now, 1); ok {
+					got[g] = append(got[g], now)
+				}
+			}
+		})
+		stop()
+		all := slices.Concat(got...)
+		slices.Sort(all)
+		if ok, at := conforms(all, b.one, b.tauNs); !ok {
+			t.Fatalf("burst %d: admission %d of %d at %d breaks the promise", burst, at, len(all), all[at])
+		}
+		allowed := float64(burst) + float64(tick.Load())/float64(b.one)
+		if float64(len(all)) < allowed/2 {
+			t.Errorf("burst %d: %d admitted of the %.0f the span allowed", burst, len(all), allowed)
+		}
+		t.Logf("burst %d: %d admitted of %.0f allowed", burst, len(all), allowed)
+	}
+}
+
+// TestLeasesStrandAtMostHalf: at one instant, nothing refilling, goroutines on every P spend a
+// full leasing bucket until each is refused. The tokens left in other Ps' leases are at most half
+// the burst, so at least half is admitted, and never more than the burst.
+func TestLeasesStrandAtMostHalf(t *testing.T) {
+	const burst = 1000
+	b, _ := NewBucketLimiter(1, burst, WithClock(func() int64 { return 5 }))
+	leasing(t, b)
+	var admitted atomic.Int64
+	together(4*runtime.GOMAXPROCS(0), func(int) {
+		for b.Allow() {
+			admitted.Add(1)
+			runtime.Gosched()
+		}
+	})
+	if got := admitted.Load(); got > burst || got < burst/2 {
+		t.Fatalf("admitted %d of a burst of %d", got, burst)
+	}
+}
+
+// TestLeasingAllocates0: a leasing limiter's calls, leased and renewed, allocate nothing.
+func TestLeasingAllocates0(t *testing.T) {
+	now := int64(0)
+	b, _ := NewBucketLimiter(1e6, 100, WithClock(func() int64 { return now }))
+	leasing(t, b)
+	if a := testing.AllocsPerRun(1000, func() { now += 300; b.Allow(); b.Release(now) }); a != 0 {
+		t.Fatalf("a leasing Allow allocates %v", a)
+	}
+}
+
+// TestLeaseHandBack drives the lease rules on two rows made by hand: a lease is given back only
+// by the last claimer and only when no pull-back came between, and Release never gives back a
+// slot before its lease's start.
+func TestLeaseHandBack(t *testing.T) {
+	b, _ := NewBucketLimiter(1e6, 100, WithClock(func() int64 { return 0 })) // 1 µs a token, 100 µs span
+	var ra, rb [leaseWords]int64
+	A, B := unsafe.Pointer(&ra), unsafe.Pointer(&rb)
+	take := func(row unsafe.Pointer, now int64, n int) {
+		t.Helper()
+		if ok, wait := b.renew(row, now, int64(n)*b.one, 2); !ok {
+			t.Fatalf("renew of %d at %d refused, wait %v", n, now, wait)
+		}
+	}
+	take(A, 0, 1) // A: slot [0,1µs) and a lease of 24 more (a quarter of the 99 left)
+	if ra != [leaseWords]int64{wLo: 1000, wHi: 25000, wStart: 0} {
+		t.Fatalf("A's first lease %v", ra)
+	}
+	take(B, 0, 1) // B claims after A
+	if rb[wStart] != 25000 || b.tat.Load() != rb[wHi] {
+		t.Fatalf("B's lease %v, TAT %d", rb, b.tat.Load())
+	}
+	// A needs 30 tokens, holds 24: it is not the last claimer, so its slots stay out of play.
+	tat := b.tat.Load()
+	take(A, 0, 30)
+	if ra[wStart] != tat || b.tat.Load() < tat+30000 {
+		t.Fatalf("A gave its lease back over B's: A %v, TAT %d was %d", ra, b.tat.Load(), tat)
+	}
+	// A is now the last claimer: what it left is given back, its next call starts where it stopped.
+	now := int64(60_000)
+	lo := ra[wLo]
+	take(A, now, int(ra[wHi]-ra[wLo])/1000+1)
+	if ra[wStart] != lo {
+		t.Fatalf("the last claimer's lease not given back: starts at %d, had %d left from", ra[wStart], lo)
+	}
+	// A pull-back in between: a TAT that happens to end where A's lease does is not A's.
+	b.TakeAt(now-int64(10*time.Minute), 1) // refused, pulls the TAT back, counts the pull-back
+	ra[wLo] -= 2000                        // A holds 2 tokens again
+	b.tat.Store(ra[wHi])
+	end := ra[wHi]
+	take(A, now, 3)
+	if ra[wStart] != end {
+		t.Fatalf("a lease taken before a pull-back was given back: starts at %d, want %d", ra[wStart], end)
+	}
+	// Release: back to the lease's last spent slot, never before its start nor before now.
+	start := ra[wStart]
+	for i := 0; i < 10; i++ {
+		b.giveBack(A, now)
+	}
+	if ra[wLo] != max(start, now) {
+		t.Fatalf("released to %d, the lease starts at %d", ra[wLo], start)
+	}
+}
