@@ -2,6 +2,7 @@ package failurewindow
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +12,9 @@ import (
 )
 
 // mutexMap is the baseline a straightforward implementation gives: one mutex around a map of
-// stamp slices.
+// stamp slices. Its keys are copies, as a server's are: the key stored came with the request
+// that first failed, and each later request brings its own string, so a lookup compares the
+// bytes (with the caller's own string the map's comparison would stop at the pointer).
 type mutexMap struct {
 	mu     sync.Mutex
 	m      map[string][]int64
@@ -36,6 +39,9 @@ func (m *mutexMap) record(key string, now int64) {
 	s := m.m[key]
 	if len(s) >= m.limit {
 		s = s[1:]
+	}
+	if s == nil {
+		key = strings.Clone(key)
 	}
 	m.m[key] = append(s, now)
 	m.mu.Unlock()

@@ -95,8 +95,8 @@ func TestIndexShrinks(t *testing.T) {
 	}
 	for k := range w.shards {
 		s := &w.shards[k]
-		if a := s.index.Load(); a != nil && len(a.s) != minSlots {
-			t.Fatalf("shard %d keeps an index of %d slots for %d keys", k, len(a.s), len(s.entries))
+		if a := s.slots; a != nil && len(a) != minSlots {
+			t.Fatalf("shard %d keeps an index of %d slots for %d keys", k, len(a), len(s.entries))
 		}
 	}
 	if ok, _ := w.AdmitAt("stays", now); ok {
@@ -104,5 +104,37 @@ func TestIndexShrinks(t *testing.T) {
 	}
 	if ok, _ := w.AdmitAt("k7", now); !ok {
 		t.Fatal("a swept key is refused")
+	}
+}
+
+// TestAdmitWhilePublishing: a reader that finds its shard's index being published (or published
+// again between its loads) judges under the lock, with the same answers.
+func TestAdmitWhilePublishing(t *testing.T) {
+	now := int64(0)
+	w, _ := New(2, time.Second, WithClock(func() int64 { return now }))
+	w.RecordAt("a", 0)
+	w.RecordAt("a", 0)
+	w.RecordAt("b", 0)
+	for _, key := range []string{"a", "b", "c"} {
+		var buf [16]byte
+		_, h := w.storedForm(key, &buf)
+		s := &w.shards[h%shards]
+		want, wantWait := w.AdmitAt(key, 10)
+		m := s.meta.Load()
+		s.meta.Store(m | 1) // a publication under way
+		if _, _, ok := s.view(); ok {
+			t.Fatal("view is consistent while an index is being published")
+		}
+		got, gotWait := w.AdmitAt(key, 10)
+		s.meta.Store(m + 1<<7) // published again, the same index
+		if got != want || gotWait != wantWait {
+			t.Fatalf("%s while publishing: %v %v, want %v %v", key, got, gotWait, want, wantWait)
+		}
+		if _, _, ok := s.view(); !ok {
+			t.Fatal("view is not consistent once published")
+		}
+	}
+	if ok, _ := w.AdmitAt("a", 10); ok {
+		t.Fatal("a key at its limit is admitted")
 	}
 }

@@ -116,9 +116,11 @@ type shard struct {
 
 type table struct {
 	mu      sync.Mutex
-	index   atomic.Pointer[slots] // key → entry, read without the lock (index.go); nil: empty
-	used    int                   // index slots holding an entry or a tombstone; under mu
-	entries []*entry              // dense, for uniform probing; under mu
+	meta    atomic.Uint64                         // the index's sequence word and size (index.go)
+	index   atomic.Pointer[atomic.Pointer[entry]] // key → entry: the index's first slot, read without the lock; nil: empty
+	slots   []atomic.Pointer[entry]               // the same index, for writers; under mu
+	used    int                                   // index slots holding an entry or a tombstone; under mu
+	entries []*entry                              // dense, for uniform probing; under mu
 }
 
 // The padding that takes each part to a whole number of cache lines, sized from the parts
@@ -133,15 +135,31 @@ const (
 // under its shard's lock. What Admit needs of it (is the ring full, its oldest and newest stamp) is
 // published in atomic words under a sequence number, so Admit reads it without the lock: a reader
 // that sees the number odd or changed across its reads takes the lock instead.
+//
+// It is 64 bytes on 64-bit targets, so the allocator puts it on one cache line of its own: what
+// Admit reads (hash, the published words, the key) is one line. The ring is a pointer to its
+// first stamp; its size is kept in the word just before (newRing).
 type entry struct {
-	key  string
 	hash uint64        // maphash of key under the Window's seed; set before the entry is published
 	seq  atomic.Uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes
 	head atomic.Int64  // the ring's oldest stamp, as of the last publish
 	tail atomic.Int64  // the ring's newest stamp, as of the last publish
-	ring []int64
-	at   int32 // index in ring of the oldest stamp
+	key  string
+	ring *int64 // the ring's first stamp (stamps)
+	at   int32  // index in ring of the oldest stamp
 	n    int32
+}
+
+// newRing returns a ring of size stamps, its size stored in the word before the first.
+func newRing(size int) *int64 {
+	r := make([]int64, size+1)
+	r[0] = int64(size)
+	return &r[1]
+}
+
+// stamps returns e's ring. The caller holds the shard's lock, or owns e.
+func (e *entry) stamps() []int64 {
+	return unsafe.Slice(e.ring, *(*int64)(unsafe.Add(unsafe.Pointer(e.ring), -8)))
 }
 
 // Option configures a [Window]; [New] applies the options in order and returns the first error.
@@ -201,30 +219,18 @@ func (w *Window) Limit() int { return w.limit }
 // Window returns the window's length.
 func (w *Window) Window() time.Duration { return time.Duration(w.window) }
 
-// lookup is a key as the table stores it: itself, or its digest when it is too long.
-type lookup struct {
-	digest [16]byte
-	long   bool
-	hash   uint64
-}
-
-func (w *Window) prepare(key string) (l lookup) {
-	if len(key) > MaxKeyLen {
-		l.long = true
-		a := maphash.String(w.seed, key)
-		b := maphash.String(w.seed2, key)
-		for i := 0; i < 8; i++ {
-			l.digest[i], l.digest[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
-		}
-		l.hash = a
-		return l
+// storedForm returns key as the table stores it and its hash: the key itself, or, when it is longer
+// than MaxKeyLen, its 128-bit digest, written into buf.
+func (w *Window) storedForm(key string, buf *[16]byte) (string, uint64) {
+	if len(key) <= MaxKeyLen {
+		return key, maphash.String(w.seed, key)
 	}
-	l.hash = maphash.String(w.seed, key)
-	return l
+	a, b := maphash.String(w.seed, key), maphash.String(w.seed2, key)
+	for i := 0; i < 8; i++ {
+		buf[i], buf[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
+	}
+	return unsafe.String(&buf[0], len(buf)), a // no allocation
 }
-
-// find returns key's entry, or nil; it takes no lock.
-func (s *shard) find(key string, l *lookup) *entry { return s.index.Load().find(key, l) }
 
 // out reports whether a stamp at s has left the window at now: at least a window old. Exact for
 // any two instants (the difference is taken in uint64, where int64 would wrap).
@@ -241,11 +247,12 @@ func (w *Window) ahead(s, now int64) bool {
 // newest returns the latest of e's stamps; e holds at least one. head < len(ring) and
 // n <= len(ring), so one subtraction wraps the index (a division would cost more on Admit's path).
 func (e *entry) newest() *int64 {
+	r := e.stamps()
 	k := int(e.at) + int(e.n) - 1
-	if k >= len(e.ring) {
-		k -= len(e.ring)
+	if k >= len(r) {
+		k -= len(r)
 	}
-	return &e.ring[k]
+	return &r[k]
 }
 
 // pullBack reads a key whose newest stamp is more than a window later than now as a clock that
@@ -255,8 +262,9 @@ func (w *Window) pullBack(e *entry, now int64) {
 	if e.n == 0 || !w.ahead(*e.newest(), now) {
 		return
 	}
+	r := e.stamps()
 	for k := int(e.n) - 1; k >= 0; k-- {
-		s := &e.ring[(int(e.at)+k)%len(e.ring)]
+		s := &r[(int(e.at)+k)%len(r)]
 		if *s <= now {
 			return
 		}
@@ -268,9 +276,10 @@ func (w *Window) pullBack(e *entry, now int64) {
 // it returns how many it dropped.
 func (w *Window) expire(e *entry, now int64) (dropped int) {
 	w.pullBack(e, now)
-	for e.n > 0 && w.out(e.ring[e.at], now) {
+	r := e.stamps()
+	for e.n > 0 && w.out(r[e.at], now) {
 		e.at++
-		if int(e.at) == len(e.ring) {
+		if int(e.at) == len(r) {
 			e.at = 0
 		}
 		e.n--
@@ -286,10 +295,11 @@ func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
 	// stamps are ascending: skip the expired ones at the head
 	live := int(e.n)
 	i := int(e.at)
-	for live > 0 && w.out(e.ring[i], now) {
+	r := e.stamps()
+	for live > 0 && w.out(r[i], now) {
 		live--
 		i++
-		if i == len(e.ring) {
+		if i == len(r) {
 			i = 0
 		}
 	}
@@ -297,7 +307,7 @@ func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
 		return true, 0
 	}
 	// live == limit: the oldest live stamp decides; once it leaves, limit − 1 remain.
-	return false, w.wait(e.ring[i], now)
+	return false, w.wait(r[i], now)
 }
 
 // wait is how long until a live stamp at oldest leaves the window, from now: in (0, window]. A
@@ -319,18 +329,23 @@ func (w *Window) Admit(key string) (ok bool, retryAfter time.Duration) {
 
 // AdmitAt is Admit at now, an instant of the Window's clock ([Window.Now]).
 func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Duration) {
-	l := w.prepare(key)
-	s := &w.shards[l.hash%shards]
-	e := s.find(key, &l)
-	if e == nil {
-		return true, 0
+	var buf [16]byte
+	key, h := w.storedForm(key, &buf)
+	s := &w.shards[h%shards]
+	base, mask, consistent := s.view()
+	if consistent {
+		e := find(base, mask, key, h)
+		if e == nil {
+			return true, 0
+		}
+		if ok, retryAfter, sure := w.glance(e, now); sure {
+			return ok, retryAfter
+		}
 	}
-	if ok, retryAfter, sure := w.glance(e, now); sure {
-		return ok, retryAfter
-	}
-	// a write under way, or a pull-back to write: judge under the lock
+	// an index or the entry being written, or a pull-back to write: judge under the lock
 	s.mu.Lock()
-	if e = s.find(key, &l); e == nil {
+	e := s.locked(key, h)
+	if e == nil {
 		s.mu.Unlock()
 		return true, 0
 	}
@@ -350,9 +365,10 @@ func (w *Window) Record(key string) { w.RecordAt(key, w.clock()) }
 // the window sooner than one recorded before it; a newest stamp more than a window later than now
 // is first pulled back to now.
 func (w *Window) RecordAt(key string, now int64) {
-	l := w.prepare(key)
+	var buf [16]byte
+	key, h := w.storedForm(key, &buf)
 	w.maybeSweep(now)
-	if done, _ := w.tryRecord(key, &l, now, false); done {
+	if done, _ := w.tryRecord(key, h, now, false); done {
 		return
 	}
 	if !w.evict(now) {
@@ -362,7 +378,7 @@ func (w *Window) RecordAt(key string, now int64) {
 	// The eviction left room for one stamp reserved for this failure, so this try always stores
 	// it, or finds the key at its limit (filled meanwhile), which needs no room: then the room is
 	// given back.
-	if _, used := w.tryRecord(key, &l, now, true); !used {
+	if _, used := w.tryRecord(key, h, now, true); !used {
 		w.stored.Add(-1)
 	}
 }
@@ -400,12 +416,12 @@ func (w *Window) Do(ctx context.Context, key string, fn func(context.Context) er
 // tryRecord stores the failure if there is room for it (reserved says the caller holds room for
 // one stamp already), or if the key is at its limit, which needs none. done is false when the
 // table is full; used says whether the reserved room was taken.
-func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (done, used bool) {
-	s := &w.shards[l.hash%shards]
+func (w *Window) tryRecord(key string, h uint64, now int64, reserved bool) (done, used bool) {
+	s := &w.shards[h%shards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	room := func() bool { return reserved || w.reserve() }
-	if e := s.find(key, l); e != nil {
+	if e := s.locked(key, h); e != nil {
 		e.begin()
 		defer e.publish(w.limit)
 		if d := w.expire(e, now); d > 0 {
@@ -415,9 +431,10 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 			now = max(now, *e.newest())
 		}
 		if int(e.n) == w.limit { // at the limit: the oldest gives its place, no new room needed
-			e.ring[e.at] = now
+			r := e.stamps()
+			r[e.at] = now
 			e.at++
-			if int(e.at) == len(e.ring) {
+			if int(e.at) == len(r) {
 				e.at = 0
 			}
 			return true, false
@@ -431,14 +448,8 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 	if !room() {
 		return false, false
 	}
-	stored := key
-	if l.long {
-		stored = string(l.digest[:])
-	} else {
-		stored = strings.Clone(key) // never pin the caller's buffer
-	}
-	e := &entry{key: stored, hash: l.hash, ring: make([]int64, 1), n: 1}
-	e.ring[0] = now
+	e := &entry{key: strings.Clone(key), hash: h, ring: newRing(1), n: 1} // never pin the caller's buffer
+	*e.ring = now
 	e.publish(w.limit)
 	s.insert(e) // publishes e to readers: complete before
 	s.entries = append(s.entries, e)
@@ -451,14 +462,15 @@ func (w *Window) tryRecord(key string, l *lookup, now int64, reserved bool) (don
 // push appends a stamp to a ring holding fewer than limit, growing it (doubling, up to the limit)
 // when full.
 func push(e *entry, now int64, limit int) {
-	if int(e.n) == len(e.ring) {
-		grown := make([]int64, min(2*len(e.ring), limit))
+	r := e.stamps()
+	if int(e.n) == len(r) {
+		grown := unsafe.Slice(newRing(min(2*len(r), limit)), min(2*len(r), limit))
 		for k := 0; k < int(e.n); k++ {
-			grown[k] = e.ring[(int(e.at)+k)%len(e.ring)]
+			grown[k] = r[(int(e.at)+k)%len(r)]
 		}
-		e.ring, e.at = grown, 0
+		e.ring, e.at, r = &grown[0], 0, grown
 	}
-	e.ring[(int(e.at)+int(e.n))%len(e.ring)] = now
+	r[(int(e.at)+int(e.n))%len(r)] = now
 	e.n++
 }
 
@@ -563,7 +575,7 @@ func (w *Window) sweep(now int64) {
 		if len(s.entries) < cap(s.entries)/4 { // give the room back
 			s.entries = append([]*entry(nil), s.entries...)
 		}
-		if a := s.index.Load(); a != nil && (len(s.entries) == 0 || len(a.s) > minSlots && 16*len(s.entries) < len(a.s)) {
+		if a := s.slots; a != nil && (len(s.entries) == 0 || len(a) > minSlots && 16*len(s.entries) < len(a)) {
 			s.rebuild(len(s.entries))
 		}
 		longest = max(longest, int64(len(s.entries)))

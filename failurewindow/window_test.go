@@ -392,9 +392,9 @@ func TestNewest(t *testing.T) {
 	for size := 1; size <= 4; size++ {
 		for head := 0; head < size; head++ {
 			for n := 1; n <= size; n++ {
-				e := entry{ring: make([]int64, size), at: int32(head), n: int32(n)}
+				e := entry{ring: newRing(size), at: int32(head), n: int32(n)}
 				for k := 0; k < n; k++ {
-					e.ring[(head+k)%size] = int64(k + 1)
+					e.stamps()[(head+k)%size] = int64(k + 1)
 				}
 				if got := *e.newest(); got != int64(n) {
 					t.Fatalf("ring of %d, head %d, %d stamps: newest = %d, want %d", size, head, n, got, n)
