@@ -7,29 +7,64 @@ import (
 	"unsafe"
 )
 
-// The shard's index: open addressing with linear probing over a power-of-two array of entry
-// pointers, read without a lock. Writers hold the shard's lock; they store a new entry only into
-// an empty slot, delete by storing the tombstone, and never move an entry within an array: when
-// entries and tombstones would fill three quarters of it they build a fresh array holding the live
-// entries at most half full, and publish it. A reader probing the old array meanwhile finds what
-// was there when it loaded it, so a lookup is as of some instant during the call, and a probe
-// always ends at an empty slot.
+// The shard's index: open addressing over a power-of-two array of groups, read without a lock.
+// A group is one cache line: seven entry pointers and a control word whose byte k says whether
+// slot k is empty (0) or holds an entry, and then seven bits of that entry's hash. A lookup
+// probes groups from its home group (linear probing, a group at a time): it compares its own
+// seven bits with the control word's bytes at once and dereferences only the slots that match,
+// so an unknown key usually costs one cache line and no entry, and stops at the first group with
+// an empty slot.
 //
-// The shard publishes an array as its first slot (table.index) and its size (in table.meta), both
-// on the shard's own cache line, so a lookup goes from the shard straight to the slot it probes.
-// meta is a sequence word: bit 0 is set while a new array is being published, bits 1-6 hold the
-// log2 of its size, the bits above count publications. A reader that finds bit 0 set, or meta
-// changed across its loads, takes the lock.
+// Writers hold the shard's lock; they store a new entry only into an empty slot (the pointer
+// first, then its control byte), delete by storing the tombstone in the slot (its control byte
+// stays, so probes go past it), and never move an entry within an array: when entries and
+// tombstones would fill three quarters of it they build a fresh array holding the live entries
+// at most half full, and publish it. A slot once full stays full until the next array, so a group
+// with an empty slot never had a later entry pushed past it: a reader may stop there. A reader
+// probing the old array meanwhile finds what was there when it loaded it, so a lookup is as of
+// some instant during the call.
+//
+// The shard publishes an array as its first group (table.index) and its size (in table.meta),
+// both on the shard's own cache line, so a lookup goes from the shard straight to the group it
+// probes. meta is a sequence word: bit 0 is set while a new array is being published, bits 1-6
+// hold the log2 of its groups, the bits above count publications. A reader that finds bit 0 set,
+// or meta changed across its loads, takes the lock.
+
+// group is seven slots and their control word: 64 bytes on 64-bit targets, a cache line (arrays
+// of groups are powers of two, which the allocator aligns to their size class, a multiple of 64).
+type group struct {
+	ctrl atomic.Uint64 // byte k < 7: 0 empty, else 0x80 | the top 7 bits of slot k's hash; byte 7: ctrlPad
+	slot [groupSlots]atomic.Pointer[entry]
+}
+
+const (
+	groupSlots = 7
+	slotBits   = 8                  // bits of the control word per slot
+	ctrlPad    = 0xff << 56         // byte 7, which has no slot: never empty, never matched
+	bytes1     = 0x0101010101010101 // 1 in every byte
+	lows       = 0x7f7f7f7f7f7f7f7f // the low 7 bits of every byte
+	slotHighs  = 0x0080808080808080 // the high bit of bytes 0-6
+)
+
+// fingerprint is the control byte of an entry with hash h: never 0.
+func fingerprint(h uint64) uint64 { return 0x80 | h>>57 }
+
+// zeros returns the high bit of every byte of x that is 0, among bytes 0-6. Exact: no byte's
+// borrow or carry reaches another.
+func zeros(x uint64) uint64 { return ^((x & lows) + lows | x) & slotHighs }
+
+// matches returns the high bit of every slot of control word c whose byte is fp.
+func matches(c, fp uint64) uint64 { return zeros(c ^ fp*bytes1) }
+
+// empties returns the high bit of every empty slot of control word c.
+func empties(c uint64) uint64 { return ^c & slotHighs }
 
 // tomb marks a deleted slot: probes go past it, inserts leave it to the next rebuild.
 var tomb = new(entry)
 
-// minSlots is the smallest index array: eight pointers, one cache line on amd64.
-const minSlots = 8
-
-// view returns the shard's index as of one instant: its first slot and its mask (base nil: no
+// view returns the shard's index as of one instant: its first group and its mask (base nil: no
 // index, an empty shard). ok is false while an index is being published: take the lock.
-func (t *table) view() (base *atomic.Pointer[entry], mask uint64, ok bool) {
+func (t *table) view() (base *group, mask uint64, ok bool) {
 	m := t.meta.Load()
 	base = t.index.Load()
 	if m&1 != 0 || t.meta.Load() != m {
@@ -38,42 +73,52 @@ func (t *table) view() (base *atomic.Pointer[entry], mask uint64, ok bool) {
 	return base, 1<<(m>>1&63) - 1, true
 }
 
-// slot returns slot i of the index starting at base.
-func slot(base *atomic.Pointer[entry], i uint64) *atomic.Pointer[entry] {
-	return (*atomic.Pointer[entry])(unsafe.Add(unsafe.Pointer(base), i*uint64(unsafe.Sizeof(*base))))
+// groupAt returns group i of the index starting at base.
+func groupAt(base *group, i uint64) *group {
+	return (*group)(unsafe.Add(unsafe.Pointer(base), i*uint64(unsafe.Sizeof(*base))))
 }
 
 // find returns the entry stored as key (the key itself, or its digest when long) with hash h in
 // the index at base, or nil. It takes no lock.
-func find(base *atomic.Pointer[entry], mask uint64, key string, h uint64) *entry {
+func find(base *group, mask uint64, key string, h uint64) *entry {
 	if base == nil {
 		return nil
 	}
+	fp := fingerprint(h)
 	for i := (h >> 8) & mask; ; i = (i + 1) & mask { // the low 8 bits chose the shard
-		e := slot(base, i).Load()
-		if e == nil {
-			return nil
+		g := groupAt(base, i)
+		c := g.ctrl.Load()
+		for m := matches(c, fp); m != 0; m &= m - 1 {
+			e := g.slot[bits.TrailingZeros64(m)/slotBits].Load() // full: stored before its byte
+			if e.hash == h && e != tomb && e.key == key {
+				return e
+			}
 		}
-		if e.hash == h && e != tomb && e.key == key {
-			return e
+		if empties(c) != 0 {
+			return nil
 		}
 	}
 }
 
 // locked finds key under the shard's lock, which the caller holds.
 func (t *table) locked(key string, h uint64) *entry {
-	if len(t.slots) == 0 {
+	if len(t.groups) == 0 {
 		return nil
 	}
-	return find(&t.slots[0], uint64(len(t.slots)-1), key, h)
+	return find(&t.groups[0], uint64(len(t.groups)-1), key, h)
 }
 
-// place stores e in the first empty slot of its probe sequence in a.
-func place(a []atomic.Pointer[entry], e *entry) {
+// place stores e in the first empty slot of its probe sequence in a: the pointer, then its
+// control byte.
+func place(a []group, e *entry) {
 	mask := uint64(len(a) - 1)
 	for i := (e.hash >> 8) & mask; ; i = (i + 1) & mask {
-		if a[i].Load() == nil {
-			a[i].Store(e)
+		g := &a[i]
+		c := g.ctrl.Load()
+		if m := empties(c); m != 0 {
+			k := bits.TrailingZeros64(m) / slotBits
+			g.slot[k].Store(e)
+			g.ctrl.Store(c | fingerprint(e.hash)<<(slotBits*k))
 			return
 		}
 	}
@@ -82,23 +127,26 @@ func place(a []atomic.Pointer[entry], e *entry) {
 // insert adds e, a key not in the index, to the shard's index; the caller holds the lock and
 // appends e to entries afterwards.
 func (t *table) insert(e *entry) {
-	if len(t.slots) == 0 || 4*(t.used+1) > 3*len(t.slots) {
+	if len(t.groups) == 0 || 4*(t.used+1) > 3*groupSlots*len(t.groups) {
 		t.rebuild(len(t.entries) + 1)
 	}
-	place(t.slots, e)
+	place(t.groups, e)
 	t.used++
 }
 
 // rebuild publishes a fresh index of the shard's entries, sized for live keys at most half full,
 // or no index when live is zero. The caller holds the lock.
 func (t *table) rebuild(live int) {
-	var a []atomic.Pointer[entry]
+	var a []group
 	if live > 0 {
-		n := minSlots
-		for 2*live > n {
+		n := 1
+		for 2*live > groupSlots*n {
 			n *= 2
 		}
-		a = make([]atomic.Pointer[entry], n)
+		a = make([]group, n)
+		for i := range a {
+			a[i].ctrl.Store(ctrlPad)
+		}
 		for _, e := range t.entries {
 			place(a, e)
 		}
@@ -108,11 +156,11 @@ func (t *table) rebuild(live int) {
 }
 
 // publish makes a the shard's index for readers. The caller holds the lock.
-func (t *table) publish(a []atomic.Pointer[entry]) {
+func (t *table) publish(a []group) {
 	m := t.meta.Load()
 	t.meta.Store(m | 1)
-	t.slots = a
-	var base *atomic.Pointer[entry]
+	t.groups = a
+	var base *group
 	if len(a) > 0 {
 		base = &a[0]
 	}
@@ -122,11 +170,13 @@ func (t *table) publish(a []atomic.Pointer[entry]) {
 
 // unplace deletes e from the shard's index. The caller holds the lock.
 func (t *table) unplace(e *entry) {
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.groups) - 1)
 	for i := (e.hash >> 8) & mask; ; i = (i + 1) & mask {
-		if t.slots[i].Load() == e {
-			t.slots[i].Store(tomb)
-			return
+		for k := range t.groups[i].slot {
+			if s := &t.groups[i].slot[k]; s.Load() == e {
+				s.Store(tomb)
+				return
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package failurewindow
 
 import (
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -27,6 +28,9 @@ func TestLayout(t *testing.T) {
 	}
 	if size := unsafe.Sizeof(shard{}); size%line != 0 {
 		t.Errorf("a shard is %d bytes, not a whole number of %d-byte lines", size, line)
+	}
+	if strconv.IntSize == 64 && (unsafe.Sizeof(group{}) != 64 || unsafe.Sizeof(entry{}) != 64) {
+		t.Errorf("a group is %d bytes and an entry %d, want 64: a cache line each", unsafe.Sizeof(group{}), unsafe.Sizeof(entry{}))
 	}
 	if size := unsafe.Sizeof(w); size%line != 0 {
 		t.Errorf("a Window is %d bytes, not a whole number of %d-byte lines", size, line)

@@ -2,6 +2,7 @@ package failurewindow
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -95,8 +96,8 @@ func TestIndexShrinks(t *testing.T) {
 	}
 	for k := range w.shards {
 		s := &w.shards[k]
-		if a := s.slots; a != nil && len(a) != minSlots {
-			t.Fatalf("shard %d keeps an index of %d slots for %d keys", k, len(a), len(s.entries))
+		if a := s.groups; a != nil && len(a) != 1 {
+			t.Fatalf("shard %d keeps an index of %d groups for %d keys", k, len(a), len(s.entries))
 		}
 	}
 	if ok, _ := w.AdmitAt("stays", now); ok {
@@ -136,5 +137,41 @@ func TestAdmitWhilePublishing(t *testing.T) {
 	}
 	if ok, _ := w.AdmitAt("a", 10); ok {
 		t.Fatal("a key at its limit is admitted")
+	}
+}
+
+// TestControlWord: matches and empties answer, for every slot of a group, exactly what a loop
+// over the control bytes answers, for control words mixing empty, matching and other bytes.
+func TestControlWord(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 100_000; i++ {
+		fp := fingerprint(rng.Uint64())
+		c := uint64(ctrlPad)
+		for k := 0; k < groupSlots; k++ {
+			var b uint64
+			switch rng.IntN(4) {
+			case 0: // empty
+			case 1:
+				b = fp
+			case 2:
+				b = fp ^ 1<<rng.IntN(7) // one bit off
+			default:
+				b = fingerprint(rng.Uint64())
+			}
+			c |= b << (slotBits * k)
+		}
+		var wantM, wantE uint64
+		for k := 0; k < groupSlots; k++ {
+			b := c >> (slotBits * k) & 0xff
+			if b == fp {
+				wantM |= 0x80 << (slotBits * k)
+			}
+			if b == 0 {
+				wantE |= 0x80 << (slotBits * k)
+			}
+		}
+		if m, e := matches(c, fp), empties(c); m != wantM || e != wantE {
+			t.Fatalf("control %#x, fingerprint %#x: matches %#x empties %#x, want %#x %#x", c, fp, m, e, wantM, wantE)
+		}
 	}
 }

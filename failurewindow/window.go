@@ -116,11 +116,11 @@ type shard struct {
 
 type table struct {
 	mu      sync.Mutex
-	meta    atomic.Uint64                         // the index's sequence word and size (index.go)
-	index   atomic.Pointer[atomic.Pointer[entry]] // key → entry: the index's first slot, read without the lock; nil: empty
-	slots   []atomic.Pointer[entry]               // the same index, for writers; under mu
-	used    int                                   // index slots holding an entry or a tombstone; under mu
-	entries []*entry                              // dense, for uniform probing; under mu
+	meta    atomic.Uint64         // the index's sequence word and size (index.go)
+	index   atomic.Pointer[group] // key → entry: the index's first group, read without the lock; nil: empty
+	groups  []group               // the same index, for writers; under mu
+	used    int                   // index slots holding an entry or a tombstone; under mu
+	entries []*entry              // dense, for uniform probing; under mu
 }
 
 // The padding that takes each part to a whole number of cache lines, sized from the parts
@@ -575,7 +575,7 @@ func (w *Window) sweep(now int64) {
 		if len(s.entries) < cap(s.entries)/4 { // give the room back
 			s.entries = append([]*entry(nil), s.entries...)
 		}
-		if a := s.slots; a != nil && (len(s.entries) == 0 || len(a) > minSlots && 16*len(s.entries) < len(a)) {
+		if a := s.groups; a != nil && (len(s.entries) == 0 || len(a) > 1 && 16*len(s.entries) < groupSlots*len(a)) {
 			s.rebuild(len(s.entries))
 		}
 		longest = max(longest, int64(len(s.entries)))
