@@ -7,7 +7,7 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit contrib loadtest bench-quick bench-scaling bench-instructions bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
+.PHONY: help test vet fmt-check unit contrib loadtest bench-quick bench-deps bench-scaling bench-instructions bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -44,7 +44,7 @@ contrib: ## every nested module under contrib/ (its own go.mod): go vet and go t
 	@set -e; for d in $(CONTRIB); do echo "== $$d"; (cd $$d && $(GO) vet ./... && $(GO) test -race -count=1 ./...); done
 
 bench-quick: ## the comparison suite in quick mode: every scenario checked, a few iterations each, no timing
-	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -bench . -benchtime 20x -cpu 1,2 . > /dev/null
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -bench . -skip KeyIndexMemory -benchtime 20x -cpu 1,2 . > /dev/null
 
 SUITE_TIME ?= 200ms
 RESULT     := results/$(shell go env GOOS)-$(shell go env GOARCH)-$(shell ((grep -m1 'model name' /proc/cpuinfo || lscpu | grep -m1 'Model name') 2>/dev/null || echo unknown) | sed 's/.*: *//' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
@@ -56,10 +56,14 @@ bench: ## the comparison suite against the anchors: -count $(COUNT) -cpu $(CPUS)
 	  echo "go: $$($(GO) env GOVERSION)"; \
 	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ)"; \
 	  echo "cores: $$(nproc)"; \
-	  $(GO) test -run '^$$' -bench . -benchmem -benchtime $(SUITE_TIME) -count $(COUNT) -cpu $(CPUS) -timeout 3h . ; \
+	  $(GO) test -run '^$$' -bench . -skip KeyIndexMemory -benchmem -benchtime $(SUITE_TIME) -count $(COUNT) -cpu $(CPUS) -timeout 3h . ; \
 	} | tee $(RESULT).tmp && mv $(RESULT).tmp $(RESULT).txt
 	cd bench && $(GO) tool benchstat -col /impl $(RESULT).txt > $(RESULT)-benchstat.txt
 	$(MAKE) bench-report
+
+bench-deps: ## xsync's MapOf, sync.Map and go.uber.org/atomic beside what ward uses instead: lookups, atomics, index memory per key
+	cd bench && { echo "command: make bench-deps"; $(GO) test -run '^$$' -bench 'KeyLookup|AtomicWord' -benchmem -benchtime 300ms -count 6 -cpu 1,2 . && \
+	  $(GO) test -run '^$$' -bench KeyIndexMemory -benchtime 1x -count 2 . ; } | tee results/deps-$(shell go env GOOS)-$(shell go env GOARCH).txt
 
 bench-scaling: ## the admission paths at -cpu 1,2,4,8,16 beside the shared-word anchors: ns/op and calls/s/core
 	cd bench && $(GO) test -run '^$$' -bench Scaling -benchtime 100ms -count 10 -cpu 1,2,4,8,16 .

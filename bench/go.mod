@@ -11,6 +11,7 @@ require (
 	github.com/go-kratos/aegis v0.2.0
 	github.com/jackc/puddle/v2 v2.2.3
 	github.com/platinummonkey/go-concurrency-limits v0.8.0
+	github.com/puzpuzpuz/xsync/v3 v3.5.1
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/wardgo/ward v0.0.0-00010101000000-000000000000
 	github.com/zeromicro/go-zero v1.10.3
@@ -75,7 +76,7 @@ require (
 	github.com/yusufpapurcu/wmi v1.2.2 // indirect
 	go.opentelemetry.io/otel v1.40.0 // indirect
 	go.opentelemetry.io/otel/trace v1.40.0 // indirect
-	go.uber.org/atomic v1.12.0 // indirect
+	go.uber.org/atomic v1.12.0
 	go.uber.org/automaxprocs v1.6.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

@@ -24,11 +24,18 @@ import (
 // probing the old array meanwhile finds what was there when it loaded it, so a lookup is as of
 // some instant during the call.
 //
-// The shard publishes an array as its first group (table.index) and its size (in table.meta),
-// both on the shard's own cache line, so a lookup goes from the shard straight to the group it
-// probes. meta is a sequence word: bit 0 is set while a new array is being published, bits 1-6
+// The shard publishes an array as its first group and its size in its head (Window.heads: the
+// heads of all shards are one dense array, 16 bytes each, written only when an index is
+// published, so readers keep it cached), and a lookup goes from there straight to the group it
+// probes, without touching the shard's lock line. meta is a sequence word: bit 0 is set while a new array is being published, bits 1-6
 // hold the log2 of its groups, the bits above count publications. A reader that finds bit 0 set,
 // or meta changed across its loads, takes the lock.
+
+// head is what a reader needs of a shard's index: where it starts and its size.
+type head struct {
+	meta  atomic.Uint64 // the sequence word and the log2 of the groups
+	index atomic.Pointer[group]
+}
 
 // group is seven slots and their control word: 64 bytes on 64-bit targets, a cache line (arrays
 // of groups are powers of two, which the allocator aligns to their size class, a multiple of 64).
@@ -64,10 +71,10 @@ var tomb = new(entry)
 
 // view returns the shard's index as of one instant: its first group and its mask (base nil: no
 // index, an empty shard). ok is false while an index is being published: take the lock.
-func (t *table) view() (base *group, mask uint64, ok bool) {
-	m := t.meta.Load()
-	base = t.index.Load()
-	if m&1 != 0 || t.meta.Load() != m {
+func (hd *head) view() (base *group, mask uint64, ok bool) {
+	m := hd.meta.Load()
+	base = hd.index.Load()
+	if m&1 != 0 || hd.meta.Load() != m {
 		return nil, 0, false
 	}
 	return base, 1<<(m>>1&63) - 1, true
@@ -157,15 +164,16 @@ func (t *table) rebuild(live int) {
 
 // publish makes a the shard's index for readers. The caller holds the lock.
 func (t *table) publish(a []group) {
-	m := t.meta.Load()
-	t.meta.Store(m | 1)
+	hd := t.head
+	m := hd.meta.Load()
+	hd.meta.Store(m | 1)
 	t.groups = a
 	var base *group
 	if len(a) > 0 {
 		base = &a[0]
 	}
-	t.index.Store(base)
-	t.meta.Store((m>>7+1)<<7 | uint64(bits.Len(uint(len(a)))-1)&63<<1)
+	hd.index.Store(base)
+	hd.meta.Store((m>>7+1)<<7 | uint64(bits.Len(uint(len(a)))-1)&63<<1)
 }
 
 // unplace deletes e from the shard's index. The caller holds the lock.

@@ -121,17 +121,18 @@ func TestAdmitWhilePublishing(t *testing.T) {
 		_, h := w.storedForm(key, &buf)
 		s := &w.shards[h%shards]
 		want, wantWait := w.AdmitAt(key, 10)
-		m := s.meta.Load()
-		s.meta.Store(m | 1) // a publication under way
-		if _, _, ok := s.view(); ok {
+		hd := s.head
+		m := hd.meta.Load()
+		hd.meta.Store(m | 1) // a publication under way
+		if _, _, ok := hd.view(); ok {
 			t.Fatal("view is consistent while an index is being published")
 		}
 		got, gotWait := w.AdmitAt(key, 10)
-		s.meta.Store(m + 1<<7) // published again, the same index
+		hd.meta.Store(m + 1<<7) // published again, the same index
 		if got != want || gotWait != wantWait {
 			t.Fatalf("%s while publishing: %v %v, want %v %v", key, got, gotWait, want, wantWait)
 		}
-		if _, _, ok := s.view(); !ok {
+		if _, _, ok := hd.view(); !ok {
 			t.Fatal("view is not consistent once published")
 		}
 	}

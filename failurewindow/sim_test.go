@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/racetest"
 )
@@ -90,10 +91,15 @@ func TestSimMemory(t *testing.T) {
 	total := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 	per := total / float64(s.Stored)
 	t.Logf("%.0f B per stored failure (%d keys of 39 characters, %.1f MiB in all)", per, len(keys), total/(1<<20))
+	index := 0
+	for k := range w.shards {
+		index += len(w.shards[k].groups) * int(unsafe.Sizeof(group{}))
+	}
+	t.Logf("of which the lock-free index: %.1f B per key", float64(index)/float64(s.Keys))
 	if strconv.IntSize != 64 {
 		return // the documented figure is a 64-bit target's; pointers and headers halve on 32-bit
 	}
-	if per < 150 || per > 180 {
-		t.Errorf("%.0f B per failure, want within 10%% of the documented 164 B", per)
+	if per < 140 || per > 172 {
+		t.Errorf("%.0f B per failure, want within 10%% of the documented 156 B", per)
 	}
 }

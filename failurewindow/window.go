@@ -80,6 +80,7 @@ type Window struct {
 	_ [configPad]byte
 	counters
 	_      [countersPad]byte
+	heads  [shards]head // read by every Admit, written when a shard publishes an index
 	shards [shards]shard
 }
 
@@ -116,11 +117,10 @@ type shard struct {
 
 type table struct {
 	mu      sync.Mutex
-	meta    atomic.Uint64         // the index's sequence word and size (index.go)
-	index   atomic.Pointer[group] // key → entry: the index's first group, read without the lock; nil: empty
-	groups  []group               // the same index, for writers; under mu
-	used    int                   // index slots holding an entry or a tombstone; under mu
-	entries []*entry              // dense, for uniform probing; under mu
+	head    *head    // where readers find the index (index.go); set by New
+	groups  []group  // key → entry, read without the lock through head; under mu
+	used    int      // index slots holding an entry or a tombstone; under mu
+	entries []*entry // dense, for uniform probing; under mu
 }
 
 // The padding that takes each part to a whole number of cache lines, sized from the parts
@@ -203,6 +203,9 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 		max: MaxStoredFailures, seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}}
 	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
 		return nil, err
+	}
+	for i := range w.shards {
+		w.shards[i].head = &w.heads[i]
 	}
 	w.lastSweep.Store(w.clock())
 	return w, nil
@@ -331,8 +334,7 @@ func (w *Window) Admit(key string) (ok bool, retryAfter time.Duration) {
 func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Duration) {
 	var buf [16]byte
 	key, h := w.storedForm(key, &buf)
-	s := &w.shards[h%shards]
-	base, mask, consistent := s.view()
+	base, mask, consistent := w.heads[h%shards].view()
 	if consistent {
 		e := find(base, mask, key, h)
 		if e == nil {
@@ -343,6 +345,7 @@ func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Durati
 		}
 	}
 	// an index or the entry being written, or a pull-back to write: judge under the lock
+	s := &w.shards[h%shards]
 	s.mu.Lock()
 	e := s.locked(key, h)
 	if e == nil {
