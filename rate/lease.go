@@ -47,25 +47,39 @@ const (
 
 // The states of BucketLimiter.leasing.
 const (
-	leaseOff int32 = iota
-	leaseStarting
-	leaseOn
+	leaseOff      int32 = iota // one shared word
+	leaseWanted                // a compare-and-set on the TAT failed: the next call starts leasing
+	leaseStarting              // one caller is making the table of leases
+	leaseOn                    // every call goes through its P's lease
 )
 
-// contended records that a compare-and-set on the TAT failed: the first time, leasing starts.
-func (b *BucketLimiter) contended() {
-	if !b.leasable || b.leasing.Load() != leaseOff {
-		return
+// collided records that a compare-and-set on the TAT failed. Small enough to inline, so the
+// shared-word path stays a leaf.
+func (b *BucketLimiter) collided() {
+	if b.leasable {
+		b.leasing.CompareAndSwap(leaseOff, leaseWanted)
 	}
-	if b.leasing.CompareAndSwap(leaseOff, leaseStarting) {
+}
+
+// leasingOn reports whether calls go to leased: leasing is on, or wanted.
+func (b *BucketLimiter) leasingOn() bool { return b.leasing.Load() != leaseOff }
+
+// start makes the table of leases if leasing is wanted, and reports whether it is on.
+func (b *BucketLimiter) start() bool {
+	if b.leasing.CompareAndSwap(leaseWanted, leaseStarting) {
 		b.leases.Init(leaseWords)
 		b.leasing.Store(leaseOn)
+		return true
 	}
+	return b.leasing.Load() == leaseOn
 }
 
 // leased answers a call for inc nanoseconds of tokens at now from the caller's P's lease, taking
 // a new lease when it runs short.
 func (b *BucketLimiter) leased(now, inc int64) (bool, time.Duration) {
+	if b.leasing.Load() != leaseOn && !b.start() {
+		return b.take(now, inc) // another caller is making the table
+	}
 	r := b.leases.Current()
 	row := r.Row(stripe.PinRow(r))
 	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them

@@ -37,12 +37,14 @@ func TestLeasingStartsOnContention(t *testing.T) {
 	if b.leasing.Load() != leaseOff || b.leases.Current() != nil {
 		t.Fatal("a limiter one goroutine calls started leasing")
 	}
-	b.contended()
+	b.collided()
+	b.Allow()
 	if want := stripe.Pinned && 1000 >= 4*stripe.Count(); (b.leasing.Load() == leaseOn) != want || (b.leases.Current() != nil) != want {
 		t.Fatalf("after a collision leasing = %d, want on: %v", b.leasing.Load(), want)
 	}
 	small, _ := NewBucketLimiter(1e6, 1)
-	small.contended()
+	small.collided()
+	small.Allow()
 	if small.leasing.Load() != leaseOff {
 		t.Fatal("a burst of 1 started leasing")
 	}

@@ -91,7 +91,7 @@ type bucketPolicy struct {
 	tauNs    int64 // how far ahead of now the TAT may run: burst × one
 	burst    int
 	clock    func() int64
-	leasing  atomic.Int32 // leaseOff, leaseStarting, leaseOn (lease.go)
+	leasing  atomic.Int32 // leaseOff, leaseWanted, leaseStarting, leaseOn (lease.go)
 	leasable bool         // the build pins to Ps and the burst is large enough to lease
 	leases   stripe.Table // a lease per P, made when leasing starts
 }
@@ -129,14 +129,19 @@ func (b *BucketLimiter) Now() int64 { return b.clock() }
 
 // Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
-	ok, _ := b.admit(b.clock(), b.one)
+	now := b.clock()
+	if b.leasingOn() { // admit, written out: one call less on the hottest path
+		ok, _ := b.leased(now, b.one)
+		return ok
+	}
+	ok, _ := b.take(now, b.one)
 	return ok
 }
 
-// admit answers a call for inc nanoseconds of tokens at now: from its P's lease once leasing has
-// started, on the shared TAT before.
+// admit answers a call for inc nanoseconds of tokens at now: from the caller's P's lease once
+// callers have collided, on the shared TAT before.
 func (b *BucketLimiter) admit(now, inc int64) (bool, time.Duration) {
-	if b.leasing.Load() == leaseOn {
+	if b.leasingOn() {
 		return b.leased(now, inc)
 	}
 	return b.take(now, inc)
@@ -176,7 +181,8 @@ func (b *BucketLimiter) wait(tat, now, inc int64) time.Duration {
 
 // take moves the TAT by inc (at most tauNs) if the bucket holds inc at now: the whole of a call,
 // in integers, exact at any two instants however far apart. When it does not, wait is how long
-// until it would: [Forever] when the TAT would pass math.MaxInt64.
+// until it would: [Forever] when the TAT would pass math.MaxInt64. It calls nothing, so it needs
+// no stack frame.
 func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
 	for {
 		old := b.tat.Load()
@@ -190,7 +196,7 @@ func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
 		if b.tat.CompareAndSwap(old, max(tat, now)+inc) { // wait checked it fits
 			return true, 0
 		}
-		b.contended()
+		b.collided()
 	}
 }
 
