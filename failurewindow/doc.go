@@ -69,8 +69,8 @@
 //   - xsync's MapOf (github.com/puzpuzpuz/xsync/v3) was measured as the index instead (the bench
 //     module, make bench-deps, 2 cores, Go 1.26): its lookup of a known key is faster in
 //     isolation (about 12 ns against this one's 18 at one core), but it costs about 56 B per key
-//     in nodes and buckets against this index's 16, which would take the table from 156 to about
-//     196 B per stored failure, and it gives only the lookup: its Range is no uniform random
+//     in nodes and buckets against this index's 12 to 24, which would take the table from 156 to
+//     about 196 B per stored failure, and it gives only the lookup: its Range is no uniform random
 //     probe, so the dense array and the shard lock would stay, and the entry's stamps would still
 //     need publishing for lock-free reading. Admit as a whole (the clock read included) is faster
 //     than a mutex-guarded map at one core and more than twice as fast at two. So the core
@@ -83,7 +83,8 @@
 //     option: a zero or negative limit or window, a limit over [MaxStoredFailures], a nil option,
 //     clock or predicate.
 //   - Memory at the bound, measured by TestSimMemory (39-character IPv6 keys, one failure each,
-//     Go 1.26, amd64): about 156 B per stored failure (16 of them the index), 39 MiB for a full
+//     Go 1.26, amd64): about 156 B per stored failure (16 of them the index, which ranges from
+//     about 12 to 24 B per key as a shard's index fills and is rebuilt), 39 MiB for a full
 //     table. The figure counts the table's own copy of every key; the caller's strings are not in
 //     it.
 package failurewindow

@@ -27,9 +27,9 @@ import (
 // The shard publishes an array as its first group and its size in its head (Window.heads: the
 // heads of all shards are one dense array, 16 bytes each, written only when an index is
 // published, so readers keep it cached), and a lookup goes from there straight to the group it
-// probes, without touching the shard's lock line. meta is a sequence word: bit 0 is set while a new array is being published, bits 1-6
-// hold the log2 of its groups, the bits above count publications. A reader that finds bit 0 set,
-// or meta changed across its loads, takes the lock.
+// probes, without touching the shard's lock line. meta is a sequence word: bit 0 is set while a
+// new array is being published, bits 1-6 hold the log2 of its groups, the bits above count
+// publications. A reader that finds bit 0 set, or meta changed across its loads, takes the lock.
 
 // head is what a reader needs of a shard's index: where it starts and its size.
 type head struct {

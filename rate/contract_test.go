@@ -279,10 +279,13 @@ func TestBucketLimiterLayout(t *testing.T) {
 	if off := unsafe.Offsetof(b.tat); off != stripe.CacheLine {
 		t.Errorf("tat at offset %d, want %d", off, stripe.CacheLine)
 	}
-	if off := unsafe.Offsetof(b.bucketPolicy); off != 2*stripe.CacheLine {
-		t.Errorf("the policy at offset %d, want %d", off, 2*stripe.CacheLine)
+	if off := unsafe.Offsetof(b.gen); off != 2*stripe.CacheLine {
+		t.Errorf("gen at offset %d, want %d", off, 2*stripe.CacheLine)
 	}
-	if size := unsafe.Sizeof(b); size%stripe.CacheLine != 0 || size < 3*stripe.CacheLine {
+	if off := unsafe.Offsetof(b.bucketPolicy); off != 3*stripe.CacheLine {
+		t.Errorf("the policy at offset %d, want %d", off, 3*stripe.CacheLine)
+	}
+	if size := unsafe.Sizeof(b); size%stripe.CacheLine != 0 || size < 4*stripe.CacheLine {
 		t.Errorf("BucketLimiter is %d bytes, want a whole number of %d-byte lines", size, stripe.CacheLine)
 	}
 }

@@ -22,19 +22,25 @@ import (
 //
 // What it costs is room: slots leased to one P are spent from the shared timeline while another P
 // may be refused. A lease takes at most 1/(2×rows) of the room the bucket holds when it is taken
-// (rows: the Ps, rounded up to a power of two), so the leases outstanding together hold at most
-// half the burst, and each lasts no longer than its own tokens' worth of time. When a P's lease
-// runs short it gives the unspent slots back with the same compare-and-set that takes the next
-// lease, provided nobody claimed slots after it (the shared TAT still ends where the lease ends);
-// otherwise they are dropped and time passes them by. A limiter that one goroutine calls, or one
-// P, hands every lease back in full before it decides on the shared timeline, so its decisions
-// are the single bucket's, call for call.
+// (rows: the Ps, rounded up to a power of two). When a P's lease runs short it gives the unspent
+// slots back with the same compare-and-set that takes the next lease, provided nobody claimed
+// slots after it (the shared TAT still ends where the lease ends) and nothing moved the TAT back
+// since (gen); otherwise it keeps the lease and takes the call's slots alone, so a P holds one
+// lease at a time and the leases together hold at most half the burst. A limiter one goroutine
+// calls never leases, and one whose calls all run on one P hands every lease back in full before
+// it decides on the shared timeline: its decisions are the single bucket's, call for call.
 //
-// A limiter starts without leases and turns them on for good the first time two callers collide
-// on the TAT (a compare-and-set fails), when its burst is at least 4 tokens a row (rows counted
-// when it was made), so that a lease can hold 2: a limiter
-// that is never contended stays exactly one word and allocates nothing more. Leasing needs the
-// real P index: in the builds without it (stripe.Pinned false) the TAT stays the only state.
+// The TAT only moves back in two ways: a pull-back (an instant of another origin) and a Release
+// on the shared word. Each counts itself in gen before its compare-and-set, and a lease records
+// the gen it was taken in: a lease taken before either is neither spent nor given back, so no
+// slot is handed out twice.
+//
+// A limiter starts without leases. The first time two callers collide on the TAT (a
+// compare-and-set fails) leasing is marked wanted, when its burst is at least 4 tokens a row (rows
+// counted when it was made), so that a lease can hold 2; the next call makes the table of leases.
+// A limiter that is never contended stays exactly one word and allocates nothing more. Leasing
+// needs the real P index: in the builds without it (stripe.Pinned false) the TAT stays the only
+// state.
 
 // The words of a P's row of leases. Only goroutines pinned to the row's P touch them.
 const (
@@ -86,31 +92,47 @@ func (b *BucketLimiter) leased(now, inc int64) (bool, time.Duration) {
 		stripe.Unpin()
 		row = b.leases.Pin()
 	}
-	lo, hi := (*int64)(row), (*int64)(unsafe.Add(row, wHi*8))
-	s := max(stripe.Load(lo), now)
-	if h := stripe.Load(hi); s <= h && since(h, s) >= uint64(inc) && since(s, now) <= uint64(b.tauNs-inc) {
-		stripe.Store(lo, s+inc)
+	if b.spend(row, now, inc) {
 		stripe.Unpin()
 		return true, 0
 	}
-	ok, wait := b.renew(row, now, inc, r.Len())
+	ok, wait := b.renew(row, now, inc)
 	stripe.Unpin()
 	return ok, wait
 }
 
-// renew answers a call its P's lease could not: it gives the lease's unspent slots back when the
-// shared TAT still ends where the lease does, and takes the call's slots, plus a new lease when
-// the bucket has room, in one compare-and-set. Entered pinned to the row's P.
-func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64, rows int) (bool, time.Duration) {
+// spend takes inc nanoseconds of slots at now from the lease in row, if it holds them: slots
+// from max(lo, now) that end by its end and within tauNs of now, in a lease taken since the last
+// write that moved the TAT back (gen).
+func (b *BucketLimiter) spend(row unsafe.Pointer, now, inc int64) bool {
+	lo := (*int64)(row)
+	s, h := max(stripe.Load(lo), now), stripe.Load((*int64)(unsafe.Add(row, wHi*8)))
+	if s <= h && since(h, s) >= uint64(inc) && since(s, now) <= uint64(b.tauNs-inc) &&
+		stripe.Load((*int64)(unsafe.Add(row, wGen*8))) == b.gen.Load() {
+		stripe.Store(lo, s+inc)
+		return true
+	}
+	return false
+}
+
+// renew answers a call its P's lease could not. When the shared TAT still ends where the lease
+// does and nothing moved the TAT back since the lease was taken, the lease's unspent slots are
+// given back and the call's slots, plus a new lease when the bucket has room, are taken in one
+// compare-and-set. When the lease still holds slots it cannot give back, the call's slots alone
+// are taken and the lease is kept, so a P strands at most one lease. Entered pinned to the row's
+// P.
+func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64) (bool, time.Duration) {
 	lo, hi := (*int64)(row), (*int64)(unsafe.Add(row, wHi*8))
-	gen := (*int64)(unsafe.Add(row, wGen*8))
+	gen, first := (*int64)(unsafe.Add(row, wGen*8)), (*int64)(unsafe.Add(row, wStart*8))
 	l, h, g := stripe.Load(lo), stripe.Load(hi), stripe.Load(gen)
+	rows := int64(b.leases.Current().Len())
 	for {
-		// gen is read after the TAT: a pull-back that replaced the TAT before this read counted
+		// gen is read after the TAT: a write that moved the TAT back before this read counted
 		// itself first, so a lease taken before it is never given back over what came after.
 		old := b.tat.Load()
+		valid := g == b.gen.Load()
 		base := old
-		if old == h && l < h && g == b.gen.Load() { // nobody claimed after the lease, nor pulled the TAT back
+		if old == h && l < h && valid { // nobody claimed after the lease, nor moved the TAT back
 			base = l
 		}
 		tat := b.pull(base, now)
@@ -122,20 +144,25 @@ func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64, rows int) (boo
 			return false, wait
 		}
 		start := max(tat, now)
+		keep := base == old && valid && l < h && h > now // slots left that cannot go back: keep them
 		claim := inc
 		// The room past this call's slots, in whole tokens, shared among the rows; wait checked
-		// that start+inc fits under now+tauNs, so none of this overflows.
-		if extra := (b.tauNs - int64(since(start, now)) - inc) / b.one / int64(2*rows); extra > 0 && start <= math.MaxInt64-inc-extra*b.one {
+		// that start+inc fits under now+tauNs, so none of this overflows. A call of no tokens
+		// takes no lease.
+		if extra := (b.tauNs - int64(since(start, now)) - inc) / b.one / (2 * rows); extra > 0 && inc > 0 && !keep &&
+			start <= math.MaxInt64-inc-extra*b.one {
 			claim += extra * b.one
 		}
-		// The generation the new lease is taken in, read before the compare-and-set: a pull-back
-		// that replaces the new TAT reads it after the compare-and-set, and counts itself after.
+		// The generation the new lease is taken in, read before the compare-and-set: a write that
+		// moves the new TAT back reads it after the compare-and-set, and counts itself first.
 		gn := b.gen.Load()
 		if b.tat.CompareAndSwap(old, start+claim) {
-			stripe.Store((*int64)(unsafe.Add(row, wStart*8)), start)
-			stripe.Store(lo, start+inc)
-			stripe.Store(hi, start+claim)
-			stripe.Store(gen, gn)
+			if !keep {
+				stripe.Store(first, start)
+				stripe.Store(lo, start+inc)
+				stripe.Store(hi, start+claim)
+				stripe.Store(gen, gn)
+			}
 			return true, 0
 		}
 	}
@@ -143,7 +170,7 @@ func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64, rows int) (boo
 
 // pull returns the TAT as a call at now reads it: pulled back to now plus the span when it is
 // more than the span plus [MaxSkew] ahead, counting the pull-back in gen first, so that no lease
-// taken before it is given back over slots claimed after it.
+// taken before it is spent, or given back over slots claimed after it.
 func (b *BucketLimiter) pull(tat, now int64) int64 {
 	if skewed(tat, now, uint64(b.tauNs)) {
 		b.gen.Add(1)
@@ -171,6 +198,10 @@ func (b *BucketLimiter) giveBack(row unsafe.Pointer, now int64) {
 	lo := (*int64)(row)
 	l, start := stripe.Load(lo), stripe.Load((*int64)(unsafe.Add(row, wStart*8)))
 	if back := max(start, now); l > back {
-		stripe.Store(lo, max(l-b.one, back))
+		next := back
+		if since(l, back) > uint64(b.one) {
+			next = l - b.one
+		}
+		stripe.Store(lo, next)
 	}
 }

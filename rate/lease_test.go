@@ -139,27 +139,43 @@ func TestConforms(t *testing.T) {
 	}
 }
 
-// TestLeasesNeverOverAdmit: 64 goroutines call a leasing limiter on a shared clock that moves
-// 100 ns a reading, ten times the rate, while GOMAXPROCS moves between 1 and 32. Every admission
-// is recorded at the instant it was decided at; sorted, they keep the single bucket's promise.
+// TestLeasesNeverOverAdmit: 64 goroutines call a leasing limiter, while GOMAXPROCS moves between
+// 1 and 32, on a shared clock of two kinds: one that moves 100 ns a reading, ten times the rate,
+// so the bucket binds; and one that stands still and every 512th reading jumps by half the
+// burst's span, so full leases are taken, spent, run short and renewed under contention, calls of
+// up to 8 tokens at a time. Every admission is recorded at the instant it was decided at; sorted,
+// they keep the single bucket's promise.
 func TestLeasesNeverOverAdmit(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	for _, burst := range []int{64, 1000} {
-		var tick atomic.Int64
-		b, _ := NewBucketLimiter(1e6, burst, WithClock(func() int64 { return tick.Add(100) }))
+	for _, c := range []struct {
+		name  string
+		burst int
+		steps bool
+	}{{"steady", 64, false}, {"steady", 1000, false}, {"steps", 64, true}, {"steps", 1000, true}} {
+		var tick, reads atomic.Int64
+		const one = 1000 // rate 1e6
+		clock := func() int64 { return tick.Add(100) }
+		if c.steps {
+			clock = func() int64 {
+				if reads.Add(1)%512 == 0 {
+					return tick.Add(int64(c.burst) * one / 2)
+				}
+				return tick.Load()
+			}
+		}
+		b, _ := NewBucketLimiter(1e6, c.burst, WithClock(clock))
 		leasing(t, b)
 		stop := procs.Flip()
 		const goroutines, calls = 64, 4000
 		got := make([][]int64, goroutines)
 		together(goroutines, func(g int) {
 			for i := 0; i < calls; i++ {
-				now := b.Now()
-				if i%3 == 0 {
-					if ok, _ := b.TakeAt(now, 1+i%4); ok {
-						got[g] = append(got[g], slices.Repeat([]int64{now}, 1+i%4)...)
-					}
-				} else if ok, _ := b.TakeAt(now, 1); ok {
-					got[g] = append(got[g], now)
+				now, n := b.Now(), 1+i%8
+				if i%2 == 0 {
+					n = 1
+				}
+				if ok, _ := b.TakeAt(now, n); ok {
+					got[g] = append(got[g], slices.Repeat([]int64{now}, n)...)
 				}
 			}
 		})
@@ -167,27 +183,36 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 		all := slices.Concat(got...)
 		slices.Sort(all)
 		if ok, at := conforms(all, b.one, b.tauNs); !ok {
-			t.Fatalf("burst %d: admission %d of %d at %d breaks the promise", burst, at, len(all), all[at])
+			t.Fatalf("%s, burst %d: admission %d of %d at %d breaks the promise", c.name, c.burst, at, len(all), all[at])
 		}
-		allowed := float64(burst) + float64(tick.Load())/float64(b.one)
+		allowed := float64(c.burst) + float64(tick.Load())/float64(b.one)
 		if float64(len(all)) < allowed/2 {
-			t.Errorf("burst %d: %d admitted of the %.0f the span allowed", burst, len(all), allowed)
+			t.Errorf("%s, burst %d: %d admitted of the %.0f the span allowed", c.name, c.burst, len(all), allowed)
 		}
-		t.Logf("burst %d: %d admitted of %.0f allowed", burst, len(all), allowed)
+		t.Logf("%s, burst %d: %d admitted of %.0f allowed", c.name, c.burst, len(all), allowed)
 	}
 }
 
 // TestLeasesStrandAtMostHalf: at one instant, nothing refilling, goroutines on every P spend a
-// full leasing bucket until each is refused. The tokens left in other Ps' leases are at most half
-// the burst, so at least half is admitted, and never more than the burst.
+// full leasing bucket, one token and three at a time, until each is refused. A P keeps at most one
+// lease it cannot give back, so the tokens left in other Ps' leases are at most half the burst: at
+// least half is admitted, and never more than the burst.
 func TestLeasesStrandAtMostHalf(t *testing.T) {
 	const burst = 1000
 	b, _ := NewBucketLimiter(1, burst, WithClock(func() int64 { return 5 }))
 	leasing(t, b)
 	var admitted atomic.Int64
-	together(4*runtime.GOMAXPROCS(0), func(int) {
-		for b.Allow() {
-			admitted.Add(1)
+	together(4*runtime.GOMAXPROCS(0), func(g int) {
+		for n := 1 + 2*(g%2); ; {
+			ok, _ := b.TakeAt(5, n)
+			if !ok && n == 1 {
+				return
+			}
+			if ok {
+				admitted.Add(int64(n))
+			} else {
+				n = 1 // the threes refused: spend what is left one at a time
+			}
 			runtime.Gosched()
 		}
 	})
@@ -206,55 +231,93 @@ func TestLeasingAllocates0(t *testing.T) {
 	}
 }
 
-// TestLeaseHandBack drives the lease rules on two rows made by hand: a lease is given back only
-// by the last claimer and only when no pull-back came between, and Release never gives back a
-// slot before its lease's start.
+// TestLeaseHandBack drives the lease rules on rows made by hand: a lease is given back only by
+// the last claimer and only when nothing moved the TAT back since it was taken; a P that cannot
+// give its lease back keeps it rather than strand a second one; a pull-back or a Release on the
+// shared word makes every lease taken before it unspendable; Release never gives back a slot
+// before its lease's start; a call of no tokens takes no lease.
 func TestLeaseHandBack(t *testing.T) {
-	b, _ := NewBucketLimiter(1e6, 100, WithClock(func() int64 { return 0 })) // 1 µs a token, 100 µs span
-	var ra, rb [leaseWords]int64
-	A, B := unsafe.Pointer(&ra), unsafe.Pointer(&rb)
-	take := func(row unsafe.Pointer, now int64, n int) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // two rows: a lease takes a quarter of the room
+	fresh := func() *BucketLimiter {
+		b, _ := NewBucketLimiter(1e6, 100, WithClock(func() int64 { return 0 })) // 1 µs a token, 100 µs span
+		b.leases.Init(leaseWords)
+		return b
+	}
+	type row = [leaseWords]int64
+	take := func(b *BucketLimiter, r *row, now int64, n int) {
 		t.Helper()
-		if ok, wait := b.renew(row, now, int64(n)*b.one, 2); !ok {
+		if ok, wait := b.renew(unsafe.Pointer(r), now, int64(n)*b.one); !ok {
 			t.Fatalf("renew of %d at %d refused, wait %v", n, now, wait)
 		}
 	}
-	take(A, 0, 1) // A: slot [0,1µs) and a lease of 24 more (a quarter of the 99 left)
-	if ra != [leaseWords]int64{wLo: 1000, wHi: 25000, wStart: 0} {
-		t.Fatalf("A's first lease %v", ra)
+
+	b := fresh()
+	var A, B row
+	take(b, &A, 0, 1) // A: slot [0,1µs) and a lease of 24 more (a quarter of the 99 left)
+	if A != (row{wLo: 1000, wHi: 25000, wStart: 0}) {
+		t.Fatalf("A's first lease %v", A)
 	}
-	take(B, 0, 1) // B claims after A
-	if rb[wStart] != 25000 || b.tat.Load() != rb[wHi] {
-		t.Fatalf("B's lease %v, TAT %d", rb, b.tat.Load())
+	take(b, &B, 0, 1) // B claims after A
+	if B[wStart] != 25000 || b.tat.Load() != B[wHi] {
+		t.Fatalf("B's lease %v, TAT %d", B, b.tat.Load())
 	}
-	// A needs 30 tokens, holds 24: it is not the last claimer, so its slots stay out of play.
-	tat := b.tat.Load()
-	take(A, 0, 30)
-	if ra[wStart] != tat || b.tat.Load() < tat+30000 {
-		t.Fatalf("A gave its lease back over B's: A %v, TAT %d was %d", ra, b.tat.Load(), tat)
+	// A needs 30 tokens and holds 24 it cannot give back (B claimed after it): it takes the 30
+	// alone and keeps its lease.
+	tat, kept := b.tat.Load(), A
+	take(b, &A, 0, 30)
+	if A != kept || b.tat.Load() != tat+30_000 {
+		t.Fatalf("A, not the last claimer: lease %v (had %v), TAT %d (was %d)", A, kept, b.tat.Load(), tat)
 	}
-	// A is now the last claimer: what it left is given back, its next call starts where it stopped.
-	now := int64(60_000)
-	lo := ra[wLo]
-	take(A, now, int(ra[wHi]-ra[wLo])/1000+1)
-	if ra[wStart] != lo {
-		t.Fatalf("the last claimer's lease not given back: starts at %d, had %d left from", ra[wStart], lo)
+
+	// The last claimer gives back what it left: its next call starts where it stopped.
+	b = fresh()
+	A = row{}
+	take(b, &A, 0, 1)
+	lo := A[wLo]
+	take(b, &A, 0, int(A[wHi]-A[wLo])/1000+1)
+	if A[wStart] != lo {
+		t.Fatalf("the last claimer's lease not given back: starts at %d, had %d left from", A[wStart], lo)
 	}
-	// A pull-back in between: a TAT that happens to end where A's lease does is not A's.
+
+	// A pull-back: the lease taken before it is not spent, and a TAT that happens to end where
+	// it does is not given back to.
+	const now = int64(30_000)
+	if !b.spend(unsafe.Pointer(&A), now, b.one) {
+		t.Fatal("a lease with room refused a call")
+	}
 	b.TakeAt(now-int64(10*time.Minute), 1) // refused, pulls the TAT back, counts the pull-back
-	ra[wLo] -= 2000                        // A holds 2 tokens again
-	b.tat.Store(ra[wHi])
-	end := ra[wHi]
-	take(A, now, 3)
-	if ra[wStart] != end {
-		t.Fatalf("a lease taken before a pull-back was given back: starts at %d, want %d", ra[wStart], end)
+	if b.spend(unsafe.Pointer(&A), now, b.one) {
+		t.Fatal("a lease taken before a pull-back was spent after it")
 	}
-	// Release: back to the lease's last spent slot, never before its start nor before now.
-	start := ra[wStart]
+	b.tat.Store(A[wHi])
+	end := A[wHi]
+	take(b, &A, now, 3)
+	if A[wStart] != end {
+		t.Fatalf("a lease taken before a pull-back was given back: starts at %d, want %d", A[wStart], end)
+	}
+	// A Release on the shared word (leasing off, or not yet on for the releasing call) does the same.
+	if !b.spend(unsafe.Pointer(&A), now, b.one) {
+		t.Fatal("a fresh lease with room refused a call")
+	}
+	b.Release(now)
+	if b.spend(unsafe.Pointer(&A), now, b.one) {
+		t.Fatal("a lease taken before a Release on the shared word was spent after it")
+	}
+
+	// Release into the lease: back to its last spent slot, never before its start nor before now.
+	take(b, &A, now, 1)
+	start := A[wStart]
 	for i := 0; i < 10; i++ {
-		b.giveBack(A, now)
+		b.giveBack(unsafe.Pointer(&A), now)
 	}
-	if ra[wLo] != max(start, now) {
-		t.Fatalf("released to %d, the lease starts at %d", ra[wLo], start)
+	if A[wLo] != max(start, now) {
+		t.Fatalf("released to %d, the lease starts at %d", A[wLo], start)
+	}
+
+	// A call of no tokens takes no lease.
+	b = fresh()
+	var Z row
+	if ok, _ := b.renew(unsafe.Pointer(&Z), 0, 0); !ok || Z[wHi] != Z[wLo] || b.tat.Load() != 0 {
+		t.Fatalf("a call of no tokens: lease %v, TAT %d", Z, b.tat.Load())
 	}
 }

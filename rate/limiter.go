@@ -56,11 +56,14 @@ func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.
 // stop passing one word back and forth. A lease holds at most 1/(2×Ps) of the tokens the bucket
 // held when it was taken, and a slot is only spent at or after its own time, never late: leasing
 // never over-admits (at most burst + elapsed×rate admissions in any stretch of time, as without
-// it). What it can cost is room: tokens leased to one P and not yet spent cannot serve another,
-// at most half the burst at once (less as the leases are spent), and the leases give back what
-// they hold when they run short and nobody claimed after them. A limiter one goroutine calls never
-// collides and never leases: its decisions are the pure [Bucket]'s, as they are for every limiter
-// when GOMAXPROCS is 1. Next, Left and TokensAt count leased tokens as taken; Release gives the
+// it). A pull-back (see below) or a Release on the shared word retires every lease taken before
+// it. What leasing can cost is room: tokens leased to one P and not yet spent cannot serve
+// another. A P gives its lease back when it runs short and nobody claimed after it; otherwise it
+// keeps it and takes what the call needs alone, so each P holds at most one lease and together
+// they hold at most half the burst, less as they are spent. Leases left in the rows of Ps that
+// GOMAXPROCS took away are not given back: time passes them by (at most burst/rate). A limiter
+// one goroutine calls never collides and never leases: its decisions are the pure [Bucket]'s.
+// Next, Left and TokensAt count leased tokens as taken; once leasing is on, Release gives the
 // token to the caller's P's lease, and drops it when the lease cannot hold it. With a burst of 1
 // (or fewer than 4 tokens a P) every call takes the slot at its own instant, which only the shared
 // word can hand out: such a limiter stays one word. Leases take one cache line a P, made when
@@ -78,8 +81,12 @@ type BucketLimiter struct {
 	_   stripe.NoCopy
 	_   [stripe.CacheLine]byte // the TAT on a line of its own, whatever was allocated before it
 	tat atomic.Int64
-	gen atomic.Int64 // pull-backs of the TAT made so far (lease.go)
-	_   [stripe.CacheLine - 2*unsafe.Sizeof(atomic.Int64{})]byte
+	_   [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	// Writes that moved the TAT back (pull-backs, Releases on the shared word), counted before
+	// each: a lease taken before one is neither spent nor given back (lease.go). Read by every
+	// leased call, written rarely: a line of its own.
+	gen atomic.Int64
+	_   [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
 	bucketPolicy
 	// Never zero bytes: a zero-size last field makes the compiler pad the struct off the line.
 	_ [stripe.CacheLine - unsafe.Sizeof(bucketPolicy{})%stripe.CacheLine]byte
@@ -269,6 +276,7 @@ func (b *BucketLimiter) Release(now int64) {
 		if since(tat, now) > uint64(b.one) {
 			next = tat - b.one
 		}
+		b.gen.Add(1) // a lease that leasing, starting meanwhile, took may end where the TAT is
 		if b.tat.CompareAndSwap(old, next) {
 			return
 		}
