@@ -1,12 +1,8 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +15,8 @@ import (
 	wardredis "github.com/wardgo/ward/contrib/redis"
 	zlimit "github.com/zeromicro/go-zero/core/limit"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/wardgo/ward/internal/redistest"
 )
 
 // The Redis benchmarks run against a redis-server this test binary starts on a free loopback
@@ -27,16 +25,14 @@ import (
 
 var (
 	redisOnce sync.Once
-	redisCmd  *exec.Cmd
-	redisAddr string
-	redisErr  string
+	redisSrv  *redistest.Server
+	redisErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if redisCmd != nil {
-		_ = redisCmd.Process.Kill()
-		_ = redisCmd.Wait()
+	if redisSrv != nil {
+		redisSrv.Stop()
 	}
 	os.Exit(code)
 }
@@ -44,55 +40,19 @@ func TestMain(m *testing.M) {
 // redisServer returns the address of the shared redis-server, starting it once.
 func redisServer(b *testing.B) string {
 	redisOnce.Do(func() {
-		path, err := exec.LookPath("redis-server")
-		if err != nil {
-			redisErr = "redis-server is not on PATH (apt-get install redis-server)"
-			return
+		path, err := redistest.Path()
+		if err == nil {
+			redisSrv, err = redistest.Start(path, 0)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			redisErr = err.Error()
-			return
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", os.TempDir())
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			redisErr = err.Error()
-			return
-		}
-		ready := make(chan bool, 1)
-		go func() {
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				if strings.Contains(sc.Text(), "Ready to accept connections") {
-					ready <- true
-					_, _ = io.Copy(io.Discard, out)
-					return
-				}
-			}
-			ready <- false
-		}()
-		select {
-		case ok := <-ready:
-			if ok {
-				redisCmd, redisAddr = cmd, "127.0.0.1:"+strconv.Itoa(port)
-				return
-			}
-		case <-time.After(10 * time.Second):
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		redisErr = "redis-server did not become ready"
+		redisErr = err
 	})
-	if redisErr != "" {
+	if redisErr != nil {
 		if os.Getenv("CI") == "true" {
-			b.Fatal("Redis benchmarks need redis-server with CI=true: " + redisErr)
+			b.Fatal("Redis benchmarks need redis-server with CI=true: ", redisErr)
 		}
-		b.Skip("Redis benchmarks skipped: " + redisErr)
+		b.Skip("Redis benchmarks skipped: ", redisErr)
 	}
-	return redisAddr
+	return redisSrv.Addr()
 }
 
 // trips returns how many script calls (EVAL, EVALSHA: a round trip each, for every limiter

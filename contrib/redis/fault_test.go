@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,8 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/breaker"
-	wardredis "github.com/wardgo/ward/contrib/redis"
+	"github.com/wardgo/ward/internal/redistest"
 	"github.com/wardgo/ward/rate"
+	wardredis "github.com/wardgo/ward/contrib/redis"
 )
 
 // TestServerKilled kills the server under a limiter that falls back to a local bucket, and
@@ -22,12 +22,12 @@ import (
 // away, the breaker opens and keeps calls from it, and the store decides again once the server
 // is back and the breaker's window has moved on, without a new limiter.
 func TestServerKilled(t *testing.T) {
-	path, _ := exec.LookPath("redis-server")
-	s, err := start(path, 0)
+	path, _ := redistest.Path()
+	s, err := redistest.Start(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { s.stop() }()
+	defer func() { s.Stop() }()
 	c := client(t, s)
 	var now atomic.Int64 // the breaker's clock, moved by hand
 	b, err := breaker.New(breaker.WithClock(now.Load), breaker.WithRefresh(0), breaker.WithRand(func() float64 { return 0.5 }))
@@ -44,7 +44,7 @@ func TestServerKilled(t *testing.T) {
 			t.Fatalf("call %d with the server up: %+v, %v", i, d, err)
 		}
 	}
-	s.stop()
+	s.Stop()
 	fellBack, broken := 0, 0
 	for i := 0; i < 200 && broken == 0; i++ {
 		d, err := l.Take(ctx, "k", 1)
@@ -65,7 +65,7 @@ func TestServerKilled(t *testing.T) {
 	if fellBack != 5 || int(st.FellBack) != 5 {
 		t.Fatalf("the fallback admitted %d (stats %+v), want its share of the burst, 5", fellBack, st)
 	}
-	s2, err := start(path, s.port)
+	s2, err := redistest.Start(path, s.Port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestContract(t *testing.T) {
 // TestInvalid: every configuration error names its field and matches ward.ErrInvalid.
 func TestInvalid(t *testing.T) {
 	c := client(t, shared)
-	lax := redis.NewClient(&redis.Options{Addr: shared.addr()})
+	lax := redis.NewClient(&redis.Options{Addr: shared.Addr()})
 	defer lax.Close()
 	cases := []struct {
 		field string

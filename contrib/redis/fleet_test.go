@@ -48,7 +48,7 @@ func TestFleet(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					cmd := exec.Command(os.Args[0], "-test.run=^TestFleetChild$", "-test.count=1")
-					cmd.Env = append(os.Environ(), childEnv+"=1", "WARDREDIS_ADDR="+shared.addr(),
+					cmd.Env = append(os.Environ(), childEnv+"=1", "WARDREDIS_ADDR="+shared.Addr(),
 						"WARDREDIS_KEY="+key, "WARDREDIS_LEASE="+strconv.FormatBool(lease))
 					out, err := cmd.Output()
 					if err != nil {

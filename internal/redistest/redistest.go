@@ -1,0 +1,97 @@
+// Package redistest runs a redis-server for tests: on a loopback port, with no persistence. The
+// tests of the modules that talk to Redis (contrib/redis, bench) start theirs with it. Imported by
+// tests only; it needs nothing but the standard library and redis-server on PATH.
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Server is a redis-server this process started.
+type Server struct {
+	cmd  *exec.Cmd
+	Port int
+}
+
+// Path returns where redis-server is, or an error saying how to install it.
+func Path() (string, error) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", fmt.Errorf("redis-server is not on PATH (apt-get install redis-server)")
+	}
+	return path, nil
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start runs the redis-server at path on port (0: a free one) and returns once it accepts
+// connections, as its log says, within 10 s.
+func Start(path string, port int) (*Server, error) {
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		port = p
+	}
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--loglevel", "notice", "--dir", os.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		said := false
+		for sc.Scan() {
+			if !said && strings.Contains(sc.Text(), "Ready to accept connections") {
+				said = true
+				ready <- true
+			}
+		}
+		if !said {
+			ready <- false
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case ok := <-ready:
+		if ok {
+			return &Server{cmd: cmd, Port: port}, nil
+		}
+	case <-time.After(10 * time.Second):
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	return nil, fmt.Errorf("redis-server on port %d did not become ready", port)
+}
+
+// Addr returns the server's address.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// Stop kills the server and waits for it.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
