@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wardgo/ward/atomicwindow"
+	"github.com/wardgo/ward/internal/sat"
 )
 
 // TestPolicyBucketsBound: a Buckets above atomicwindow.MaxBuckets is a construction error naming
@@ -92,11 +93,11 @@ func FuzzCoreBounds(f *testing.F) {
 			b := data[i]
 			switch n := int64(b & 15); b >> 6 { // time moves a little, a bucket or more, back, to an end
 			case 0:
-				now = satAdd(now, n)
+				now = sat.Add(now, n)
 			case 1:
-				now = satAdd(now, satMul(n, width))
+				now = sat.Add(now, sat.Mul(n, width))
 			case 2:
-				now = satAdd(now, -satMul(n, width))
+				now = sat.Add(now, -sat.Mul(n, width))
 			default:
 				if n&1 == 0 {
 					now = math.MaxInt64 - n
@@ -137,22 +138,3 @@ func FuzzCoreBounds(f *testing.F) {
 
 // clampInt converts v to an int, held to the range of int on any target.
 func clampInt(v int64) int { return int(max(min(v, math.MaxInt), math.MinInt)) }
-
-// satAdd returns a + b held to the range of int64.
-func satAdd(a, b int64) int64 {
-	switch {
-	case b > 0 && a > math.MaxInt64-b:
-		return math.MaxInt64
-	case b < 0 && a < math.MinInt64-b:
-		return math.MinInt64
-	}
-	return a + b
-}
-
-// satMul returns n·s for n, s >= 0, held to MaxInt64.
-func satMul(n, s int64) int64 {
-	if s != 0 && n > math.MaxInt64/s {
-		return math.MaxInt64
-	}
-	return n * s
-}
