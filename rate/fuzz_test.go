@@ -37,13 +37,32 @@ func op(kind byte, v int64) []byte {
 	return b
 }
 
-// latest returns the latest of the instants and start.
-func latest(start int64, ins []int64) int64 {
-	m := start
-	for _, n := range ins {
-		m = max(m, n)
+// accrual adds up the time a bucket can refill over a run of instants: from start, or from the
+// instant a pull back moved its state to, up to the latest instant after it. A jump back (pulled
+// back) followed by a jump forward reads as time passed, so the span from start to the latest
+// instant is not the bound: each stretch between pulls back counts.
+type accrual struct {
+	sum    *big.Int // nanoseconds of the stretches closed so far
+	lo, hi int64    // the open stretch
+}
+
+func newAccrual(start int64) *accrual { return &accrual{sum: new(big.Int), lo: start, hi: start} }
+
+// from closes the open stretch and opens one at t.
+func (a *accrual) from(t int64) {
+	if a.hi > a.lo {
+		a.sum.Add(a.sum, new(big.Int).SetUint64(since(a.hi, a.lo)))
 	}
-	return m
+	a.lo, a.hi = t, t
+}
+
+// at extends the open stretch to t.
+func (a *accrual) at(t int64) { a.hi = max(a.hi, t) }
+
+// total closes the open stretch and returns the nanoseconds of all of them.
+func (a *accrual) total() *big.Int {
+	a.from(a.hi)
+	return a.sum
 }
 
 func checkWait(t *testing.T, what string, w time.Duration, granted bool) {
@@ -88,18 +107,16 @@ func FuzzBucket(f *testing.F) {
 			return
 		}
 		ins := instants(start, data)
-		last := latest(start, ins)
-		elapsed := 0.0
-		if last > start {
-			elapsed = float64(since(last, start)) / 1e9
-		}
 
 		granted, pulls := 0.0, 0
+		run := newAccrual(start)
 		for i, now := range ins {
 			c := []int{1, n}[i%2]
 			if skewed(b.state.Stamp, now, 0) {
 				pulls++
+				run.from(now) // pulled back to now: time accrues from here
 			}
+			run.at(now)
 			next := b.Next(now, c)
 			ok, wait := b.Take(now, c)
 			checkWait(t, "Bucket.Take", wait, ok)
@@ -110,6 +127,7 @@ func FuzzBucket(f *testing.F) {
 				granted += float64(cost(c))
 			}
 		}
+		elapsed, _ := new(big.Float).Quo(new(big.Float).SetInt(run.total()), big.NewFloat(1e9)).Float64()
 		if bound := float64(b.Burst()*(1+pulls)) + b.Rate()*elapsed; granted > bound*(1+1e-9)+1e-6 {
 			t.Fatalf("Bucket granted %v, at most %v over %v s with %d pulls back", granted, bound, elapsed, pulls)
 		}
@@ -136,11 +154,14 @@ func FuzzBucket(f *testing.F) {
 		}
 		total := new(big.Int)
 		pulls = 0
+		run = newAccrual(start)
 		for i, now := range ins {
 			c := []int{1, n}[i%2]
 			if skewed(l.tat.Load(), now, uint64(l.tauNs)) {
 				pulls++
+				run.from(now)
 			}
+			run.at(now)
 			next := l.Next(now, c)
 			ok, wait := l.TakeAt(now, c)
 			checkWait(t, "BucketLimiter.TakeAt", wait, ok)
@@ -154,14 +175,11 @@ func FuzzBucket(f *testing.F) {
 				t.Fatalf("BucketLimiter: %v tokens, Left %d", tok, left)
 			}
 		}
-		// Every admission moved the TAT by its cost from no earlier than start (and the Allow
-		// calls above by one interval each, within the burst): at most the span of the
-		// instants plus twice the burst's nanoseconds, plus the burst's for each pull back.
-		span := big.NewInt(0)
-		if last > start {
-			span.SetUint64(since(last, start))
-		}
-		span.Add(span, new(big.Int).Mul(big.NewInt(l.tauNs), big.NewInt(int64(2+pulls))))
+		// Every admission moved the TAT by its cost from no earlier than start or the last pull
+		// back (and the Allow calls above by one interval each, within the burst): at most the
+		// time the instants moved forward from those, plus twice the burst's nanoseconds, plus
+		// the burst's for each pull back.
+		span := new(big.Int).Add(run.total(), new(big.Int).Mul(big.NewInt(l.tauNs), big.NewInt(int64(2+pulls))))
 		if total.Cmp(span) > 0 {
 			t.Fatalf("BucketLimiter admitted %v ns of tokens, at most %v", total, span)
 		}
