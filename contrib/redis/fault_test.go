@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/breaker"
+	wardredis "github.com/wardgo/ward/contrib/redis"
 	"github.com/wardgo/ward/internal/redistest"
 	"github.com/wardgo/ward/rate"
-	wardredis "github.com/wardgo/ward/contrib/redis"
 )
 
 // TestServerKilled kills the server under a limiter that falls back to a local bucket, and
