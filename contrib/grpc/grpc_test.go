@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -62,7 +63,22 @@ func serveDial(t *testing.T, do *behaviour, dial []grpc.DialOption, opts ...grpc
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cc.Close(); srv.Stop() })
+	ready(t, cc)
 	return healthpb.NewHealthClient(cc)
+}
+
+// ready connects cc and waits until it is Ready, so that a test's own deadline measures the call
+// under test and never the connection's setup (which a loaded machine can stretch past it).
+func ready(t *testing.T, cc *grpc.ClientConn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cc.Connect()
+	for s := cc.GetState(); s != connectivity.Ready; s = cc.GetState() {
+		if !cc.WaitForStateChange(ctx, s) {
+			t.Fatalf("the client never connected: %v", s)
+		}
+	}
 }
 
 func fixed(t *testing.T, n int) *adaptive.Limiter {
