@@ -329,8 +329,12 @@ func (l *Limiter) Snapshot() Snapshot {
 // error the [WithFailure] predicate accepts, is a Fail; an error the [WithOwnError] predicate
 // accepts, and any other error, is an Ignore: it frees the slot and is no sample, since only
 // overloads and successes say anything about load. A panicking fn settles as a Fail and the panic
-// continues. Do returns fn's error unchanged.
+// continues. Do returns fn's error unchanged. A ctx already done returns its error
+// (context.Canceled or context.DeadlineExceeded) without taking a slot or recording a sample.
 func (l *Limiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	lease, ok := l.Acquire()
 	if !ok {
 		return ErrLimitExceeded

@@ -185,8 +185,12 @@ func (ps *Partitions) hungry(p *Partition) bool {
 // Do runs fn as a call of this partition: a refusal returns [ErrLimitExceeded] without calling
 // fn; fn's error settles the call as [Limiter.Do] does (ward's one classification, with the
 // limiter's WithOwnError and WithFailure); a panicking fn settles as a Fail and the panic
-// continues. Do returns fn's error unchanged.
+// continues. Do returns fn's error unchanged. A ctx already done returns its error without taking
+// a slot.
 func (p *Partition) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	pl, ok := p.Acquire()
 	if !ok {
 		return ErrLimitExceeded

@@ -190,13 +190,15 @@ func (q *Queue) TryAcquire() (Slot, bool) {
 
 // Acquire admits a call at once if the limiter does; otherwise it waits in line until a slot is
 // handed to it, its ctx ends (ctx.Err()), or MaxWait runs out ([ErrLimitExceeded]). A full line
-// refuses at once with [ErrQueueFull]. Only the waiting path allocates.
+// refuses at once with [ErrQueueFull]. A ctx already done returns its error (context.Canceled or
+// context.DeadlineExceeded) at once, without taking a slot that is free. Only the waiting path
+// allocates.
 func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
+	if err := contract.Dead(ctx); err != nil {
+		return Slot{}, err
+	}
 	if s, ok := q.TryAcquire(); ok {
 		return s, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Slot{}, err
 	}
 	q.mu.Lock()
 	if len(q.line) >= q.size {
@@ -276,10 +278,10 @@ func (q *Queue) serve() {
 }
 
 // Do runs fn under the limit, waiting for a slot as [Queue.Acquire] does; a refusal or the end of
-// ctx while waiting returns that error without calling fn. fn's error settles the slot as
-// [Limiter.Do] settles its lease (ward's one classification, with the limiter's WithOwnError and
-// WithFailure); a panicking fn settles as a Fail and the panic continues. Do returns fn's error
-// unchanged.
+// ctx, before or while waiting, returns that error without calling fn. fn's error settles the
+// slot as [Limiter.Do] settles its lease (ward's one classification, with the limiter's
+// WithOwnError and WithFailure); a panicking fn settles as a Fail and the panic continues. Do
+// returns fn's error unchanged.
 func (q *Queue) Do(ctx context.Context, fn func(context.Context) error) error {
 	s, err := q.Acquire(ctx)
 	if err != nil {

@@ -361,8 +361,12 @@ func (b *Breaker) admits(now int64, roll float64) bool {
 // caller's own cancellation (context.Canceled while ctx is done) is ignored, since the backend
 // never answered; context.DeadlineExceeded and errors [WithFailure] accepts fail; errors
 // [WithOwnError] accepts pass (the backend answered: a not found is a working backend); any other
-// error fails. A panicking fn settles as a failure and the panic continues.
+// error fails. A panicking fn settles as a failure and the panic continues. A ctx already done
+// returns its error (context.Canceled or context.DeadlineExceeded) and records nothing.
 func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	p, err := b.Allow()
 	if err != nil {
 		return err

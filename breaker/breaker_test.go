@@ -87,8 +87,9 @@ func TestDoClassification(t *testing.T) {
 	errOverload := errors.New("overloaded")
 	errBackend := errors.New("backend down")
 	errBoth := errors.Join(errNotFound, errOverload) // own and failure: failure wins
+	// the caller gives up while fn runs: fn cancels it (a context done before Do is refused)
 	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
+	defer cancel()
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
@@ -112,7 +113,13 @@ func TestDoClassification(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got context.Context
-		if err := b.Do(c.ctx, func(ctx context.Context) error { got = ctx; return c.err }); err != c.err {
+		if err := b.Do(c.ctx, func(ctx context.Context) error {
+			got = ctx
+			if ctx == canceled {
+				cancel()
+			}
+			return c.err
+		}); err != c.err {
 			t.Errorf("%s: Do returned %v, want fn's error %v unchanged", c.name, err, c.err)
 		}
 		if got != c.ctx {

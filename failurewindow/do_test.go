@@ -21,8 +21,9 @@ var (
 // own. A success, the caller's cancellation and the caller's own errors record nothing; fn's
 // error comes back unchanged.
 func TestDoClassifies(t *testing.T) {
+	// the caller gives up while fn runs: fn cancels it (a context done before Do is refused)
 	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
+	defer cancel()
 	own := func(err error) bool { return errors.Is(err, errNoSuchUser) || errors.Is(err, errLocked) }
 	fail := func(err error) bool { return errors.Is(err, errLocked) }
 	for _, c := range []struct {
@@ -50,6 +51,9 @@ func TestDoClassifies(t *testing.T) {
 				t.Errorf("%s: fn got another context", c.name)
 			}
 			calls++
+			if ctx == cancelled {
+				cancel()
+			}
 			return c.err
 		})
 		if got != c.err || calls != 1 {
@@ -144,5 +148,28 @@ func TestNow(t *testing.T) {
 	d, _ := New(1, time.Minute)
 	if a, b := d.Now(), d.Now(); b < a {
 		t.Fatalf("the default clock went backwards: %d then %d", a, b)
+	}
+}
+
+// TestDoDoneContextSpendsNothing: Do with a context already done returns the context's error
+// without calling fn and records no failure, although a deadline is a failure when fn returns it.
+func TestDoDoneContextSpendsNothing(t *testing.T) {
+	w, err := New(1, time.Minute, WithClock(func() int64 { return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel2()
+	for want, ctx := range map[error]context.Context{context.Canceled: canceled, context.DeadlineExceeded: expired} {
+		called := false
+		got := w.Do(ctx, "k", func(ctx context.Context) error { called = true; return ctx.Err() })
+		if got != want || called {
+			t.Fatalf("Do(done ctx) = %v, fn called %v; want %v without calling fn", got, called, want)
+		}
+	}
+	if ok, _ := w.AdmitAt("k", 0); !ok || w.Snapshot().Stored != 0 {
+		t.Fatalf("after Do with done contexts: admitted %v, %d stored; want the key clean", ok, w.Snapshot().Stored)
 	}
 }

@@ -397,8 +397,12 @@ func (w *Window) RecordAt(key string, now int64) {
 // panicking fn is recorded as a failure and the panic continues. Do returns fn's error unchanged.
 //
 // Admission is judged at [Window.Now] before fn runs; the failure is stamped when fn returns.
-// Do allocates nothing but the refusal's wait (one small value).
+// Do allocates nothing but the refusal's wait (one small value). A ctx already done returns its
+// error (context.Canceled or context.DeadlineExceeded) without calling fn or recording anything.
 func (w *Window) Do(ctx context.Context, key string, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	if ok, wait := w.Admit(key); !ok {
 		return contract.Wait(ErrTooManyFailures, wait)
 	}

@@ -155,8 +155,12 @@ func (b *BucketLimiter) admit(now, inc int64) (bool, time.Duration) {
 }
 
 // Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
-// [ErrLimited] with the wait until a token would be there, without calling fn.
+// [ErrLimited] with the wait until a token would be there, without calling fn. A ctx already done
+// returns its error (context.Canceled or context.DeadlineExceeded) and takes no token.
 func (b *BucketLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	ok, wait := b.admit(b.clock(), b.one)
 	return do(ctx, fn, ok, wait)
 }
@@ -321,8 +325,11 @@ func (l *SlidingLimiter) Allow() bool { return l.Acquire(l.clock()) }
 
 // Do runs fn if the window has room at Now, counting it, and returns fn's error unchanged;
 // otherwise it returns [ErrLimited] with the wait until the window would have room, without
-// calling fn.
+// calling fn. A ctx already done returns its error and counts nothing.
 func (l *SlidingLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	ok, wait := l.TakeAt(l.clock(), 1)
 	return do(ctx, fn, ok, wait)
 }
@@ -406,8 +413,12 @@ func (l *PeriodLimiter) Allow() bool {
 }
 
 // Do runs fn if the quota has room at Now, counting it, and returns fn's error unchanged;
-// otherwise it returns [ErrLimited] with the wait until the period ends, without calling fn.
+// otherwise it returns [ErrLimited] with the wait until the period ends, without calling fn. A
+// ctx already done returns its error and counts nothing.
 func (l *PeriodLimiter) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	ok, wait := l.TakeAt(l.clock(), 1)
 	return do(ctx, fn, ok, wait)
 }

@@ -452,8 +452,12 @@ func (p *Promise) Ignore() {
 // DeadlineExceeded and errors [WithFailure] accepts fail; errors [WithOwnError] accepts pass (the
 // server did the work: its response time counts toward capacity); any other error fails, as
 // [Promise.Fail] does (it leaves flight and says nothing about capacity). A panicking fn settles
-// as a failure and the panic continues.
+// as a failure and the panic continues. A ctx already done returns its error (context.Canceled or
+// context.DeadlineExceeded) and neither enters flight nor records anything.
 func (s *Shedder) Do(ctx context.Context, fn func(context.Context) error) error {
+	if err := contract.Dead(ctx); err != nil {
+		return err
+	}
 	p, err := s.Allow()
 	if err != nil {
 		return err

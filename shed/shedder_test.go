@@ -155,8 +155,9 @@ func TestDoClassification(t *testing.T) {
 	errNotFound := errors.New("not found")
 	errOverload := errors.New("overloaded")
 	errOther := errors.New("backend down")
+	// the caller gives up while fn runs: fn cancels it (a context done before Do is refused)
 	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
+	defer cancel()
 	const pass, fail, ignore = "pass", "fail", "ignore"
 	for _, c := range []struct {
 		name string
@@ -186,6 +187,9 @@ func TestDoClassification(t *testing.T) {
 				t.Errorf("%s: fn was not handed Do's context", c.name)
 			}
 			now += 50 * int64(time.Millisecond)
+			if ctx == canceled {
+				cancel()
+			}
 			return c.err
 		})
 		if err != c.err {

@@ -141,6 +141,20 @@ func Hook[E any](pkg error, option string, dst *func(E), f func(E)) error {
 	return nil
 }
 
+// Dead returns ctx's error when ctx is already done, and nil otherwise: every Do calls it before
+// it takes anything, so a call whose caller has given up spends no token, slot or sample and
+// returns the context's own error (context.Canceled or context.DeadlineExceeded), not a refusal.
+// It reads Done without blocking, as go-zero's AllowCtx does, so a context that can never be
+// done (context.Background) costs a nil check.
+func Dead(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+		return nil
+	}
+}
+
 // Settle calls the verb o names: every Do ends with Settle(Classify(…), h.Pass, h.Fail, h.Ignore).
 // It is small enough to inline, so the method values neither escape nor allocate.
 func Settle(o Outcome, pass, fail, ignore func()) {

@@ -104,3 +104,25 @@ func TestHook(t *testing.T) {
 		t.Fatalf("Hook(nil): %v, got %d", err, got)
 	}
 }
+
+func TestDead(t *testing.T) {
+	if err := Dead(context.Background()); err != nil {
+		t.Fatalf("Dead(Background) = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := Dead(ctx); err != nil {
+		t.Fatalf("Dead(live) = %v", err)
+	}
+	cancel()
+	if err := Dead(ctx); err != context.Canceled {
+		t.Fatalf("Dead(canceled) = %v, want context.Canceled", err)
+	}
+	dl, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel2()
+	if err := Dead(dl); err != context.DeadlineExceeded {
+		t.Fatalf("Dead(expired) = %v, want context.DeadlineExceeded", err)
+	}
+	if a := testing.AllocsPerRun(100, func() { _ = Dead(context.Background()) }); a != 0 {
+		t.Fatalf("Dead allocates %v", a)
+	}
+}
