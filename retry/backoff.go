@@ -29,14 +29,16 @@ const (
 	Decorrelated Jitter = -4
 )
 
-// Spread returns the jitter uniform over [ceiling × (1 − f), ceiling × (1 + f)], f held to
-// [0, 1] (NaN counts as 0): the wait can pass the cap by f. gRPC's A6 draws random(0.8, 1.2):
-// Spread(0.2).
+// Spread returns the jitter uniform over [ceiling × (1 − f), ceiling × (1 + f)] for f in [0, 1]:
+// the wait can pass the cap by f. gRPC's A6 draws random(0.8, 1.2): Spread(0.2). An f outside
+// [0, 1] is not clamped: Spread(f) over 1 is itself, and a negative or NaN f gives Spread(NaN)
+// (a negative f would otherwise read as one of the named jitters); both are Jitters
+// [Backoff.Validate] rejects, naming Backoff.Jitter, as it rejects any other value.
 func Spread(f float64) Jitter {
-	if !(f > 0) {
-		return 0
+	if !(f >= 0) {
+		return Jitter(math.NaN())
 	}
-	return Jitter(min(f, 1))
+	return Jitter(f)
 }
 
 func (j Jitter) String() string {
@@ -86,7 +88,7 @@ func (b Backoff) Validate() error {
 		return contract.Field(ErrInvalid, "Backoff.Attempts", b.Attempts, ">= 1")
 	case b.Jitter != Rigid && b.Jitter != Full && b.Jitter != Equal && b.Jitter != Decorrelated &&
 		!(b.Jitter >= 0 && b.Jitter <= 1):
-		return contract.Field(ErrInvalid, "Backoff.Jitter", float64(b.Jitter), "Rigid, Full, Equal, Decorrelated or Spread(f)")
+		return contract.Field(ErrInvalid, "Backoff.Jitter", b.Jitter, "Rigid, Full, Equal, Decorrelated or Spread(f) with f in [0, 1]")
 	}
 	return nil
 }

@@ -51,8 +51,29 @@ func TestDelay(t *testing.T) {
 			t.Errorf("%v Delay(%d, %v, %v) = %v, want %v", c.jitter, c.retry, c.roll, c.prev, got, c.want)
 		}
 	}
-	if Spread(-1) != 0 || Spread(5) != 1 || Spread(math.NaN()) != 0 {
-		t.Error("Spread not held to [0, 1]")
+	for _, f := range []float64{0, 0.2, 1} {
+		if Spread(f) != Jitter(f) {
+			t.Errorf("Spread(%v) = %v", f, Spread(f))
+		}
+	}
+}
+
+// TestSpreadOutOfRange: Spread of an f outside [0, 1] is not clamped into a valid jitter (nor,
+// negative, into a named one): Validate rejects it, naming Backoff.Jitter and the value.
+func TestSpreadOutOfRange(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{3, "Spread(3)"}, {1.5, "Spread(1.5)"}, {-1, "Spread(NaN)"}, {-0.2, "Spread(NaN)"}, {math.NaN(), "Spread(NaN)"}, {math.Inf(1), "Spread(+Inf)"}} {
+		b := DefaultBackoff()
+		b.Jitter = Spread(c.f)
+		err := b.Validate()
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Backoff.Jitter = "+c.want) {
+			t.Errorf("Spread(%v): Validate = %v, want ErrInvalid naming Backoff.Jitter = %s", c.f, err, c.want)
+		}
+		if d := b.Delay(1, 0.5, 0); d < 0 || d > b.Cap*2 {
+			t.Errorf("Spread(%v): Delay = %v, want within [0, 2×Cap]", c.f, d)
+		}
 	}
 }
 
