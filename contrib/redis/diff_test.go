@@ -81,7 +81,7 @@ func TestBucketMatchesPure(t *testing.T) {
 		for bi, base := range bases {
 			// a keep of an hour: real time passing during the test must not expire a key whose
 			// expiry the simulated instants have not reached
-			l, err := wardredis.NewBucket(c, prefix(t), p.rate, p.burst, wardredis.WithKeep(time.Hour))
+			l, err := wardredis.NewBucket(c, prefix(t), p.rate, p.burst, wardredis.WithKeep(time.Hour), wait)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestPeriodMatchesPure(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for pi, p := range policies {
 		for bi, base := range bases {
-			l, err := wardredis.NewPeriod(c, prefix(t), p.quota, p.period, p.align, wardredis.WithKeep(time.Hour))
+			l, err := wardredis.NewPeriod(c, prefix(t), p.quota, p.period, p.align, wardredis.WithKeep(time.Hour), wait)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestSlidingMatchesPure(t *testing.T) {
 	for pi, p := range policies {
 		for bi, base := range bases {
 			var clock atomic.Int64
-			l, err := wardredis.NewSliding(c, prefix(t), p.quota, p.window, wardredis.WithKeep(time.Hour), wardredis.WithClock(clock.Load))
+			l, err := wardredis.NewSliding(c, prefix(t), p.quota, p.window, wardredis.WithKeep(time.Hour), wardredis.WithClock(clock.Load), wait)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -138,7 +138,7 @@ type config struct {
 
 // WithClock makes the limiter decide at the instants of now (nanoseconds; every process sharing
 // the quota must read the same clock, a Unix time for instance) instead of the server's TIME.
-// Leases expire on this clock too. For tests, and for fleets that trust their own clocks more
+// Leases expire, and the fallback's buckets refill, on this clock too. For tests, and for fleets that trust their own clocks more
 // than the server's. A nil clock is an error.
 func WithClock(now func() int64) Option {
 	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
@@ -297,7 +297,7 @@ func NewBucket(c redis.UniversalClient, prefix string, perSecond float64, burst 
 	}
 	l.setScript(bucketSrc, strconv.FormatFloat(perSecond, 'g', -1, 64), strconv.Itoa(burst), ms(l.cfg.keep))
 	l.fb = func() (*rate.BucketLimiter, error) {
-		return newFallback(perSecond*l.cfg.share, float64(burst)*l.cfg.share)
+		return l.newFallback(perSecond*l.cfg.share, float64(burst)*l.cfg.share)
 	}
 	return l.checkFallback()
 }
@@ -325,7 +325,7 @@ func NewPeriod(c redis.UniversalClient, prefix string, quota int, period time.Du
 	l.setScript(periodSrc, strconv.Itoa(quota), strconv.FormatInt(int64(period/time.Microsecond), 10), a, ms(l.cfg.keep))
 	l.fb = func() (*rate.BucketLimiter, error) {
 		q := float64(quota) * l.cfg.share
-		return newFallback(q/period.Seconds(), q)
+		return l.newFallback(q/period.Seconds(), q)
 	}
 	return l.checkFallback()
 }
@@ -360,7 +360,7 @@ func NewSliding(c redis.UniversalClient, prefix string, quota int, window time.D
 	l.setScript(slidingSrc, strconv.Itoa(quota), strconv.FormatInt(int64(window/time.Microsecond), 10), ms(l.cfg.keep))
 	l.fb = func() (*rate.BucketLimiter, error) {
 		q := float64(quota) * l.cfg.share
-		return newFallback(q/window.Seconds(), q)
+		return l.newFallback(q/window.Seconds(), q)
 	}
 	return l.checkFallback()
 }
@@ -385,7 +385,11 @@ func (l *Limiter) setScript(src string, args ...string) {
 
 func ms(d time.Duration) string { return strconv.FormatInt(int64(d/time.Millisecond), 10) }
 
-func newFallback(r, burst float64) (*rate.BucketLimiter, error) {
+// newFallback makes a key's local limiter, on the limiter's clock when WithClock gave one.
+func (l *Limiter) newFallback(r, burst float64) (*rate.BucketLimiter, error) {
+	if l.cfg.clock != nil {
+		return rate.NewBucketLimiter(r, max(1, int(burst)), rate.WithClock(l.cfg.clock))
+	}
 	return rate.NewBucketLimiter(r, max(1, int(burst)))
 }
 
@@ -504,9 +508,17 @@ func (l *Limiter) Do(ctx context.Context, key string, fn func(context.Context) e
 }
 
 func (l *Limiter) do(ctx context.Context, d Decision, fn func(context.Context) error) error {
+	if d.OK {
+		return fn(ctx)
+	}
+	return l.refusal(d)
+}
+
+// refusal is the error Do returns for d: nil when admitted.
+func (l *Limiter) refusal(d Decision) error {
 	switch {
 	case d.OK:
-		return fn(ctx)
+		return nil
 	case d.By == Failed && d.Policy == FailClosed:
 		return ErrUnavailable
 	}

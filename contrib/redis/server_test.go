@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	wardredis "github.com/wardgo/ward/contrib/redis"
 	"github.com/wardgo/ward/internal/redistest"
 )
 
@@ -48,12 +49,24 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-// client returns a client of s that respects contexts, closed when t ends.
+// patient is the store timeout of every test that checks what the store decides rather than how
+// fast: on a loaded machine a round trip may take far longer than a limiter's default, and a
+// test may be slow there, never wrong. Tests of timeouts set their own.
+const patient = time.Minute
+
+// wait is WithTimeout(patient), for the limiters of tests that do not measure time.
+var wait = wardredis.WithTimeout(patient)
+
+// client returns a client of s that respects contexts, closed when t ends. Its socket timeouts
+// are patient too: only a context's deadline, set by the test or the limiter, bounds a call.
 func client(t testing.TB, s *redistest.Server) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: time.Second, DialerRetries: 1, DialerRetryTimeout: time.Millisecond, PoolSize: 16})
+		DialTimeout: patient, ReadTimeout: patient, WriteTimeout: patient,
+		DialerRetries: 1, DialerRetryTimeout: time.Millisecond, PoolSize: 16})
 	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Ping(context.Background()).Err(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), patient)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING %s: %v", s.Addr(), err)
 	}
 	return c
