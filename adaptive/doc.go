@@ -110,9 +110,16 @@
 // against Gradient: from a cold start at capacity 80 it settles in 3 s (Gradient: not within
 // 30 s); a tripled service time for 30 s keeps 95% goodput (Gradient 49%) and needs no recovery
 // (Gradient 76 s); 80 clients on 20 slots for 90 s hold its limit at 1.15 × the capacity (Gradient
-// drifts to 2.2 ×); the settled p99 stays within 1.37 × the unloaded response time in every phase
-// of every scenario (Gradient 4.99 ×); an 8-slot backend keeps 98% goodput at 1.37 × (Gradient
+// drifts to 2.2 ×); the settled p99 stays within 1.31 × the unloaded response time in every phase
+// of every scenario (Gradient 4.99 ×); an 8-slot backend keeps 97% goodput at 1.12 × (Gradient
 // 27% at 4.99 ×).
+//
+// A cold start whose initial limit is the backend's own size (Initial 20 on 20 slots) cannot
+// tell, from the window that doubles the limit, whether the start was at the knee or already
+// past it; Knee holds three quarters of its start for two windows to find out, then settles at
+// the knee: under 4× overload, the limit reads 40, 15, 15, 20 and then probes within the
+// tolerance (four windows, about 4 s; the two windows at 15 keep about 75% goodput), and it
+// never returns to 40.
 //
 // # Small backends
 //

@@ -26,6 +26,15 @@ import (
 //     slower for everyone, the slower latency becomes the baseline and the limit returns to the
 //     last one that showed no queueing. A backend that merely slows is not starved, and nothing
 //     learns queueing as a new normal: the baseline moves only down, or up after such a test.
+//   - A window with half as many calls again in flight as the baseline's, whose latency grew in
+//     proportion, shows the throughput did not grow: the backend was saturated at the baseline's
+//     count already, so the knee lies at or below it. The limit is held at three quarters of that
+//     count for a window: if the throughput holds there too, the test goes a quarter lower again;
+//     if it falls (believed only when two windows say so, since the first still holds calls queued
+//     before the cut), the knee is where the saturated throughput meets the latency without a
+//     queue, and the limit goes there. From a cold start whose initial limit is the backend's
+//     own size, the limit therefore doubles once, holds three quarters of its start for two
+//     windows and settles at the knee: it never returns to the doubled limit.
 //   - Beyond the knee the limit probes upwards by a step that doubles every window without
 //     queueing (BIC-TCP's max probing, Xu, Harfoush and Rhee 2004), held to an eighth of the
 //     limit, and falls back to one after a cut.
@@ -67,6 +76,9 @@ type KneeRule struct {
 	good     float64       // the limit in force in the last window without queueing
 	cutRTT   time.Duration // the latency that made the last cut; 0: no test pending
 	slowDone bool          // slow start is over
+	satN     int           // the saturated count a probe below it is testing; 0: no test pending
+	satX     float64       // the throughput at satN, calls per nanosecond of latency
+	satWait  bool          // the first window of the test read a fall: the second decides
 }
 
 // NewKnee validates p and returns its rule.
@@ -98,6 +110,12 @@ func (r *KneeRule) SlowStart() bool { return !r.slowDone }
 // must fall for the cut to read as having relieved a queue.
 const respond = 0.95
 
+// probeShare is the share of a saturated count the limit is held at for one window to find out
+// whether that count was past the knee: low enough that a backend saturated at it shows the
+// latency falling in proportion (a quarter, against a tolerance of a fifth), high enough to cost
+// little goodput for that window.
+const probeShare = 0.75
+
 // proportional is the share of a proportional rise in latency (twice the calls, twice the time)
 // that reads as the baseline's window having been queued.
 const proportional = 0.9
@@ -113,6 +131,26 @@ func (r *KneeRule) Sample(s Sample) {
 	// The calls in flight are read no higher than the limit: the first window after a cut holds
 	// calls admitted before it.
 	s.InFlight = int(min(float64(max(s.InFlight, 0)), r.limit))
+	if n := r.satN; n > 0 {
+		// A window below a saturated count: if the throughput held with fewer calls in flight,
+		// the backend is saturated here too and the test goes lower; if it fell, this latency is
+		// the one without a queue, and the knee is where the saturated throughput meets it. The
+		// first window after the cut still holds calls admitted before it, whose queueing makes
+		// the throughput read low: a fall is believed only from the second.
+		if float64(s.InFlight) >= proportional*r.satX*float64(s.RTT) {
+			r.probe(s.RTT, s.InFlight)
+			return
+		}
+		if !r.satWait {
+			r.satWait = true
+			return
+		}
+		r.satN = 0
+		r.base, r.baseN, r.checked = s.RTT, s.InFlight, true
+		r.limit = r.clamp(min(max(r.satX*float64(s.RTT), float64(s.InFlight)), float64(n)))
+		r.good = r.limit
+		return
+	}
 	switch {
 	case r.base == 0 || float64(s.RTT)*r.p.Tolerance < float64(r.base):
 		r.setBase(s) // a new baseline, to be checked
@@ -132,10 +170,10 @@ func (r *KneeRule) Sample(s Sample) {
 	}
 	if !r.checked && 2*s.InFlight >= 3*r.baseN {
 		// Half as many calls again in flight as when the baseline was taken: a latency that grew
-		// in proportion says that window was queued too, and the knee lies below it.
+		// in proportion says the throughput did not grow, so the backend was saturated at the
+		// baseline's count already: the knee lies at or below it. Test below it.
 		if float64(s.RTT)*float64(r.baseN) >= proportional*float64(r.base)*float64(s.InFlight) {
-			r.limit = r.clamp(float64(r.baseN) / 2)
-			r.base, r.baseN, r.good = 0, 0, r.limit
+			r.probe(r.base, r.baseN)
 			return
 		}
 		r.checked = true
@@ -161,6 +199,17 @@ func (r *KneeRule) Sample(s Sample) {
 		r.limit = r.clamp(r.limit + r.step)
 		r.step = max(1, min(2*r.step, r.limit/8))
 	}
+}
+
+// probe holds the limit at probeShare of a count at which the backend showed itself saturated
+// (rtt the latency there), for the next window to tell whether the knee lies at that count or
+// below it. Growth after it is by probing, not doubling: the knee is known to lie at or below n.
+func (r *KneeRule) probe(rtt time.Duration, n int) {
+	r.base, r.baseN, r.checked = rtt, n, false
+	r.satN, r.satX, r.satWait = n, float64(n)/float64(rtt), false
+	r.limit = r.clamp(float64(n) * probeShare)
+	r.good = r.limit
+	r.slowDone, r.step, r.cutRTT = true, 1, 0
 }
 
 func (r *KneeRule) setBase(s Sample) {

@@ -50,12 +50,32 @@ func TestKneeTrace(t *testing.T) {
 	r, _ = NewKnee(DefaultKnee())
 	runRule(t, "Knee 8 slots", r, []step{
 		{Sample{RTT: 125 * ms, InFlight: 20}, 40}, // 2.5 × the unknown 50 ms: read as the baseline
-		{Sample{RTT: 250 * ms, InFlight: 40}, 10}, // twice the calls, twice the time: that baseline was queued
-		{Sample{RTT: 62 * ms, InFlight: 40}, 20},  // the baseline again, at 10 in flight
-		{Sample{RTT: 125 * ms, InFlight: 20}, 5},  // proportional again: below 10
-		{Sample{RTT: 50 * ms, InFlight: 5}, 10},   // the real baseline
-		{Sample{RTT: 62 * ms, InFlight: 10}, 8},   // 1.25 ×: queued, cut to 10 × 50/62
+		{Sample{RTT: 250 * ms, InFlight: 40}, 15}, // twice the calls, twice the time: saturated at 20; probe at 3/4
+		{Sample{RTT: 94 * ms, InFlight: 40}, 11},  // the same throughput at 15 (in flight read at most the limit): lower
+		{Sample{RTT: 69 * ms, InFlight: 11}, 8},   // and again
+		{Sample{RTT: 50 * ms, InFlight: 8}, 6},    // still 0.16 calls/ms at 8: the knee is at 8 or below
+		{Sample{RTT: 50 * ms, InFlight: 6}, 6},    // the throughput fell at 6: believed from the second window
+		{Sample{RTT: 50 * ms, InFlight: 6}, 8},    // fell again: the knee is 0.16/ms × 50 ms
+		{Sample{RTT: 50 * ms, InFlight: 8}, 9},    // no queue at 8: probing, +1
+		{Sample{RTT: 62 * ms, InFlight: 9}, 7},    // 1.24 ×: queued, cut to 9 × 50/62
 	})
+
+	// A cold start at the knee itself (Initial 20 on 20 slots of 50 ms): the doubling window
+	// shows the latency doubled with the calls, two windows at 15 show the latency did not fall,
+	// and the limit settles at 20 without going back to 40.
+	r, _ = NewKnee(DefaultKnee())
+	runRule(t, "Knee cold at the knee", r, []step{
+		{Sample{RTT: 50 * ms, InFlight: 20}, 40},
+		{Sample{RTT: 100 * ms, InFlight: 40}, 15}, // saturated at 20: probe at 15
+		{Sample{RTT: 56 * ms, InFlight: 40}, 15},  // 15 in flight, less throughput; calls queued before the cut may explain it
+		{Sample{RTT: 50 * ms, InFlight: 15}, 20},  // no faster again: 20 was the knee (0.4/ms × 50 ms)
+		{Sample{RTT: 50 * ms, InFlight: 20}, 21},  // probing, +1
+		{Sample{RTT: 52 * ms, InFlight: 21}, 23},  // +2
+		{Sample{RTT: 57 * ms, InFlight: 23}, 23},  // 1.14 ×: hold
+	})
+	if r.SlowStart() || r.Baseline() != 50*ms {
+		t.Fatalf("slow start %v, baseline %v; want false, 50ms", r.SlowStart(), r.Baseline())
+	}
 }
 
 func TestKneeConstructionErrors(t *testing.T) {
@@ -128,5 +148,110 @@ func TestKneeLimiterMatchesCore(t *testing.T) {
 	}
 	if w := c.Snapshot().Windows; w < 20 {
 		t.Fatalf("%d windows closed; the test needs 20", w)
+	}
+}
+
+// kneeRun offers Poisson arrivals at load × the throughput of a backend of `slots` workers at
+// 50 ms a call (calls beyond the slots queue, first come first served) through a Core on Knee's
+// preset for `secs` seconds of event time, and returns the limit after each window closed with
+// the instant it closed, and the share of the backend's throughput completed in each second.
+func kneeRun(t *testing.T, slots int, load float64, secs int, seed uint64) (limits []int, at []int64, goodput []float64) {
+	t.Helper()
+	r, _ := NewKnee(DefaultKnee())
+	c, err := NewCore(r, DefaultWindow(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const service = int64(50 * time.Millisecond)
+	rate := load * float64(slots) / 0.05
+	rnd := rand.New(rand.NewPCG(seed, 23))
+	type call struct {
+		t    Ticket
+		done int64
+	}
+	var running []call // at most slots, by completion
+	var queue []Ticket // admitted, waiting for a slot
+	done := make([]int, secs)
+	windows := int64(0)
+	end := int64(secs) * int64(time.Second)
+	complete := func(upTo int64) {
+		for len(running) > 0 {
+			k := 0
+			for i := range running {
+				if running[i].done < running[k].done {
+					k = i
+				}
+			}
+			if running[k].done > upTo {
+				return
+			}
+			cl := running[k]
+			running = append(running[:k], running[k+1:]...)
+			cl.t.Pass(cl.done)
+			done[cl.done/int64(time.Second)]++
+			if w := c.Snapshot().Windows; w != windows {
+				windows = w
+				limits, at = append(limits, c.Limit()), append(at, cl.done)
+			}
+			if len(queue) > 0 {
+				running = append(running, call{queue[0], cl.done + service})
+				queue = queue[1:]
+			}
+		}
+	}
+	for now := int64(0); ; {
+		now += int64(rnd.ExpFloat64() / rate * 1e9)
+		if now >= end {
+			break
+		}
+		complete(now)
+		tk, ok := c.Acquire(now)
+		if !ok {
+			continue
+		}
+		if len(running) < slots {
+			running = append(running, call{tk, now + service})
+		} else {
+			queue = append(queue, tk)
+		}
+	}
+	for i := range done {
+		goodput = append(goodput, float64(done[i])/(float64(slots)/0.05))
+	}
+	return limits, at, goodput
+}
+
+// TestSimKneeColdAtTheKnee: from a cold start whose initial limit (20) is the backend's own size
+// (20 slots of 50 ms), under 4× its throughput, Knee never goes back to 40 after its first cut,
+// never holds fewer than 15 (no second under 70% goodput), and from 4 s on keeps its limit within
+// [20, 40] and at least 95% goodput every second. With 8 slots it holds the limit within [6, 11]
+// from 7 s on. The run is deterministic (event time, a fixed seed).
+func TestSimKneeColdAtTheKnee(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		limits, at, goodput := kneeRun(t, 20, 4, 30, seed)
+		t.Logf("seed %d, 20 slots: limits %v, goodput by second %.2f", seed, limits[:min(len(limits), 10)], goodput[:8])
+		cut := false
+		for i, l := range limits {
+			if cut && l >= 40 {
+				t.Errorf("seed %d: the limit went back to %d at %v after its first cut", seed, l, time.Duration(at[i]))
+			}
+			cut = cut || (i > 0 && l < limits[i-1])
+			if l < 15 || at[i] >= int64(4*time.Second) && l < 20 || l > 40 {
+				t.Errorf("seed %d: limit %d at %v, want >= 15, and within [20, 40] from 4 s on", seed, l, time.Duration(at[i]))
+			}
+		}
+		for s, g := range goodput {
+			if g < 0.7 || s >= 4 && g < 0.95 {
+				t.Errorf("seed %d: goodput %.2f in second %d, want >= 0.7, and >= 0.95 from 4 s on", seed, g, s)
+			}
+		}
+
+		limits, at, _ = kneeRun(t, 8, 4, 30, seed)
+		t.Logf("seed %d, 8 slots: limits %v", seed, limits[:min(len(limits), 16)])
+		for i, l := range limits {
+			if at[i] >= int64(7*time.Second) && (l < 6 || l > 11) {
+				t.Errorf("seed %d, 8 slots: limit %d at %v, want within [6, 11] from 7 s on", seed, l, time.Duration(at[i]))
+			}
+		}
 	}
 }
