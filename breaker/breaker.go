@@ -19,9 +19,10 @@ import (
 // through.
 var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 
-// Breaker is the SRE breaker of [Core], safe for any number of goroutines. There is no open,
-// half-open and closed: it keeps ten seconds of outcomes and refuses each call with a probability
-// that grows with the failures, so a struggling backend keeps receiving what it can still serve.
+// Breaker is the breaker of [Core], safe for any number of goroutines. It keeps ten seconds of
+// outcomes and refuses each call with a probability that grows with the failures, so a struggling
+// backend keeps receiving what it can still serve; a backend that answers nothing trips it, and
+// then receives only spaced probes until one succeeds (see the package doc).
 //
 // Outcomes go into a per-P striped window ([atomicwindow.Striped]) with no lock and no atomic
 // read-modify-write. The drop ratio is folded from the window and cached, refreshed at most once
@@ -287,7 +288,7 @@ func (b *Breaker) pullBack(now int64) bool {
 
 func (b *Breaker) history(now int64) history {
 	var h history
-	b.win.Each(now, true, func(t atomicwindow.Bucket) { h.add(t) })
+	b.win.Each(now, true, func(t atomicwindow.Bucket) { h.add(t, &b.p) })
 	return h
 }
 
@@ -329,14 +330,17 @@ func (b *Breaker) Allow() (Promise, error) {
 			now = fresh
 		}
 	}
-	b.win.Add(now, fDrop, 1)
+	if math.Float64frombits(b.scaled.Load()) < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
+		b.win.Add(now, fDrop, 1)
+	}
 	return Promise{}, ErrUnavailable
 }
 
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
 // a draw at or over the ratio.
 func (b *Breaker) admits(now int64, roll float64) bool {
-	if b.p.ProbeAfter > 0 && b.passed.Load() {
+	passed := b.passed.Load()
+	if b.p.ProbeAfter > 0 && passed {
 		last := b.lastPass.Load()
 		if last > now && b.lastPass.CompareAndSwap(last, now) { // the clock jumped back: pull it back too
 			last = now
@@ -345,7 +349,11 @@ func (b *Breaker) admits(now int64, roll float64) bool {
 			return true
 		}
 	}
-	if roll < math.Float64frombits(b.scaled.Load()) {
+	if scaled := math.Float64frombits(b.scaled.Load()); roll < scaled {
+		if scaled >= 1 && !passed { // tripped before any call passed: the probe counts from now
+			b.lastPass.Store(now)
+			b.passed.Store(true)
+		}
 		return false
 	}
 	b.lastPass.Store(now)

@@ -54,7 +54,11 @@ func differential(t *testing.T, p Policy, data []byte) {
 func FuzzBreakerMatchesCore(f *testing.F) {
 	f.Add([]byte{20, 1, 0, 20, 1, 0, 20, 1, 0, 20, 1, 0, 20, 1, 0, 20, 1, 0, 20, 1, 0, 20, 1, 0, 40, 0, 200})
 	f.Add([]byte{0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 255, 0, 0, 30, 2, 9})
-	f.Fuzz(func(t *testing.T, data []byte) { differential(t, DefaultPolicy(), data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		differential(t, DefaultPolicy(), data)
+		differential(t, GoZeroPolicy(), data)
+		differential(t, RecoveryPolicy(), data)
+	})
 }
 
 func TestBreakerMatchesCore(t *testing.T) {
@@ -70,9 +74,15 @@ func TestBreakerMatchesCore(t *testing.T) {
 				data[i] = 1
 			}
 		}
-		p := DefaultPolicy()
-		if trial%2 == 1 {
+		p := GoZeroPolicy()
+		switch trial % 4 {
+		case 1:
 			p.Buckets, p.Window, p.ProbeAfter = 7, 3*time.Second, 200*time.Millisecond
+		case 2:
+			p = DefaultPolicy()
+		case 3: // the default's trip, tolerance and recovery on a small window
+			p = DefaultPolicy()
+			p.Buckets, p.Window, p.ProbeAfter, p.Recovery, p.Trip = 7, 3*time.Second, 200*time.Millisecond, time.Second, 3
 		}
 		differential(t, p, data)
 	}

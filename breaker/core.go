@@ -24,13 +24,15 @@ const (
 	Drop
 )
 
-// Policy holds the constants of Google SRE client-side throttling, with go-zero's additions. The
-// presets are the constants of go-zero's core/breaker/googlebreaker.go (v1.10.3), named in each
-// field. Build one from [DefaultPolicy] and change fields; [NewCore] and [New] validate it.
+// Policy holds the constants of the breaker: Google SRE client-side throttling with go-zero's
+// additions, and a trip for a backend that answers nothing. [GoZeroPolicy] is go-zero's
+// core/breaker/googlebreaker.go (v1.10.3) exactly; [DefaultPolicy] adds the trip, a tolerant and
+// quick recovery and faster probes. Build one from a preset and change fields; [NewCore] and [New]
+// validate it.
 type Policy struct {
-	// K is how many calls a success pays for, at the start of a failing stretch: 1.5 (go-zero
-	// k; the SRE book's K). A backend is left alone until more than 1/K of its calls fail. Must
-	// be finite and >= KFloor.
+	// K is how many calls a success pays for, at the start of a failing stretch: 1.5 in both
+	// presets (go-zero k; the SRE book's K). A backend is left alone until more than 1 − 1/K of
+	// its calls fail. Must be finite and >= KFloor.
 	K float64
 	// KFloor is what K decays to, linearly over the window's buckets of uninterrupted failure:
 	// 1.1 (go-zero minK). Must be finite and > 0.
@@ -39,8 +41,8 @@ type Policy struct {
 	// finite and >= 0.
 	Protection float64
 	// ProbeAfter is how long after the last call let through, while refusing, one call passes
-	// regardless of the draw: 1 s (go-zero forcePassDuration). Zero disables the probe; must be
-	// >= 0.
+	// regardless of the draw: 1 s in [GoZeroPolicy] (go-zero forcePassDuration), 500 ms in
+	// [DefaultPolicy]. Zero disables the probe; must be >= 0.
 	ProbeAfter time.Duration
 	// Buckets is how many buckets the window has: 40 (go-zero buckets). In [1,
 	// atomicwindow.MaxBuckets]: every read visits every bucket, so more would cost memory and
@@ -49,31 +51,52 @@ type Policy struct {
 	// Window is the time the buckets cover together: 10 s (go-zero window). Must be at least
 	// Buckets nanoseconds (a bucket at least 1 ns wide).
 	Window time.Duration
-	// Recovery is how long a stretch of buckets with successes and no failures takes to bring the
-	// drop ratio to zero: 0, which means the whole Window (the SRE arithmetic as go-zero has it:
-	// the ratio is scaled by (Buckets − working) / Buckets). After an outage the window is full
-	// of failures, so with the preset a recovered backend is still refused many calls for most of
-	// a Window (40–52% of the calls in the 10 s after a 10 s outage, sim.BreakerRecovery). A shorter Recovery scales by
-	// (R − working) / R, R the buckets Recovery spans (at least 1), so the ratio falls to zero R
-	// buckets after the first bucket that only succeeded. A dead backend answers no call with a
-	// success, so its working run stays 0 and it receives exactly what it would with the preset.
-	// [RecoveryPolicy] sets 1 s. Must be >= 0 and <= Window.
+	// Recovery is how long a stretch of working buckets (see Tolerance) takes to bring the drop
+	// ratio to zero: 0, which means the whole Window, in [GoZeroPolicy] (the SRE arithmetic as
+	// go-zero has it: the ratio is scaled by (Buckets − working) / Buckets); 250 ms, one
+	// bucket, in [DefaultPolicy]. After an outage the window is full of failures and refusals, so
+	// with the whole Window a recovered backend is still refused many calls for most of it. A
+	// shorter Recovery scales by (R − working) / R, R the buckets Recovery spans (at least 1), so
+	// the ratio falls to zero R buckets after the first working one. A dead backend answers no
+	// call with a success, so its working run stays 0 and recovery never starts. Must be >= 0 and
+	// <= Window.
 	Recovery time.Duration
+	// Tolerance is the share of a bucket's outcomes that may be failures while the bucket still
+	// counts as working for the recovery scaling: 0 in [GoZeroPolicy] (a bucket with any failure
+	// breaks the run, so a healthy backend's ordinary errors hold recovery back), 0.25 in
+	// [DefaultPolicy] (a backend failing 2% of calls, as healthy ones do, recovers as if it failed
+	// none; a bucket must still be three quarters successes). Must be in [0, 1).
+	Tolerance float64
+	// Trip is how many failures, in buckets that held failures and no success (the newest
+	// stretch of them, quiet buckets not breaking it), make the breaker refuse every call but
+	// the probes: 0 (off) in [GoZeroPolicy], 10 in [DefaultPolicy]. While tripped the drop ratio
+	// reads 1; the first success a probe brings back ends the trip. Must be >= 0.
+	Trip int
 }
 
-// DefaultPolicy returns the preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s, 40
-// buckets over 10 s — the constants of go-zero's core/breaker/googlebreaker.go (v1.10.3).
+// DefaultPolicy returns the policy [New] uses: go-zero's SRE arithmetic for partial failure (k
+// 1.5 decaying to 1.1, protection 5, 40 buckets over 10 s), a trip after 10 failures with no
+// success between them, a probe every 500 ms while refusing, and a recovery of one bucket
+// (250 ms) in which a quarter of the outcomes may fail. See the package doc for how it reasons.
 func DefaultPolicy() Policy {
+	return Policy{K: 1.5, KFloor: 1.1, Protection: 5, ProbeAfter: 500 * time.Millisecond, Buckets: 40,
+		Window: 10 * time.Second, Recovery: 250 * time.Millisecond, Tolerance: 0.25, Trip: 10}
+}
+
+// GoZeroPolicy returns go-zero's breaker exactly: k 1.5 decaying to 1.1, protection 5, a probe
+// after 1 s, 40 buckets over 10 s, the recovery scaling over the whole window, no trip — the
+// constants of go-zero's core/breaker/googlebreaker.go (v1.10.3). A [Core] built with it makes
+// go-zero's decisions for the same instants and draws.
+func GoZeroPolicy() Policy {
 	return Policy{K: 1.5, KFloor: 1.1, Protection: 5, ProbeAfter: time.Second, Buckets: 40, Window: 10 * time.Second}
 }
 
-// RecoveryPolicy returns [DefaultPolicy] with Recovery 1 s: the drop ratio falls to zero within
-// 1 s of successes after an outage, rather than over the 10 s window. Measured in the simulator
-// (sim.BreakerRecovery, 200 calls a second, five seeds), it refuses 3.6–9.3% of the calls in the
-// 10 s after a 10 s outage where the preset refuses 40–52%, and sends the dead backend exactly as
-// many calls as the preset does.
+// RecoveryPolicy returns [GoZeroPolicy] with Recovery 1 s: the drop ratio falls to zero within
+// 1 s of buckets with no failure after an outage, rather than over the 10 s window. A backend
+// with a background error rate rarely has such buckets, so its recovery is slower than that;
+// [DefaultPolicy] tolerates those errors.
 func RecoveryPolicy() Policy {
-	p := DefaultPolicy()
+	p := GoZeroPolicy()
 	p.Recovery = time.Second
 	return p
 }
@@ -101,6 +124,10 @@ func (p Policy) Validate() error {
 		return contract.Field(ErrInvalid, "Policy.Window", p.Window, fmt.Sprintf(">= 1ns per bucket (%d ns)", p.Buckets))
 	case p.Recovery < 0 || p.Recovery > p.Window:
 		return contract.Field(ErrInvalid, "Policy.Recovery", p.Recovery, fmt.Sprintf("in [0, Window (%v)] (0 means Window)", p.Window))
+	case !(p.Tolerance >= 0 && p.Tolerance < 1): // NaN fails too
+		return contract.Field(ErrInvalid, "Policy.Tolerance", p.Tolerance, "in [0, 1)")
+	case p.Trip < 0:
+		return contract.Field(ErrInvalid, "Policy.Trip", p.Trip, ">= 0 (0 disables the trip)")
 	}
 	return nil
 }
@@ -116,26 +143,34 @@ const (
 // history is what the arithmetic reads from a window.
 type history struct {
 	accepts, total   int64
-	failing, working int // runs at the head of the window, newest first
+	failing, working int   // runs at the head of the window, newest first
+	failed           int64 // failures in the failing run
 }
 
 // add folds one bucket, oldest first, into the totals and the runs: a bucket with failures and
-// no successes extends the failing run and breaks the working one, and the reverse; a bucket with
-// neither (empty, or refusals only) neither extends nor breaks a run. Core and Breaker both read
-// their windows through it.
-func (h *history) add(b atomicwindow.Bucket) {
+// no successes extends the failing run and breaks the working one; a bucket with successes and
+// failures at most p.Tolerance of its outcomes extends the working run and breaks the failing one
+// (with Tolerance 0, only a bucket without failures); a bucket with neither (empty, or refusals
+// only) neither extends nor breaks a run. A bucket with successes that ends a failing run of
+// p.Trip failures or more (a trip) takes that run's failures out of the totals. Core and Breaker
+// both read their windows through it.
+func (h *history) add(b atomicwindow.Bucket, p *Policy) {
 	success, failure := b[fSuccess], b[fFailure]
 	h.accepts += success
 	h.total += success + failure + b[fDrop]
-	if failure > 0 {
-		h.working = 0
-	} else if success > 0 {
+	if success > 0 && (failure == 0 || float64(failure) <= p.Tolerance*float64(success+failure)) {
 		h.working++
+	} else if failure > 0 {
+		h.working = 0
 	}
 	if success > 0 {
-		h.failing = 0
+		if p.tripped(*h) {
+			h.total -= h.failed
+		}
+		h.failing, h.failed = 0, 0
 	} else if failure > 0 {
 		h.failing++
+		h.failed += failure
 	}
 }
 
@@ -148,6 +183,9 @@ func (p *Policy) probe(now, last int64) bool {
 
 // ratio returns the drop ratio before the recovery scaling (raw) and after it (scaled).
 func (p *Policy) ratio(h history) (raw, scaled float64) {
+	if p.tripped(h) {
+		return 1, 1
+	}
 	size := float64(p.Buckets)
 	w := max(p.K-(p.K-p.KFloor)*(float64(h.failing)/size), p.KFloor) // the fraction first: no overflow for any finite K
 	raw = (float64(h.total) - p.Protection - w*float64(h.accepts)) / float64(h.total+1)
@@ -157,6 +195,9 @@ func (p *Policy) ratio(h history) (raw, scaled float64) {
 	r := p.recovery()
 	return raw, raw * max(r-float64(h.working), 0) / r
 }
+
+// tripped reports whether the failing run holds Trip failures or more.
+func (p *Policy) tripped(h history) bool { return p.Trip > 0 && h.failed >= int64(p.Trip) }
 
 // recovery is how many buckets of uninterrupted success bring the ratio to zero: Recovery in
 // buckets, rounded up, at least 1; Buckets when Recovery is 0.
@@ -168,8 +209,8 @@ func (p *Policy) recovery() float64 {
 	return float64(max((int64(p.Recovery)+width-1)/width, 1))
 }
 
-// Core is the pure SRE breaker: deterministic, allocation-free after construction, not safe for
-// concurrent use. The clock and the draw are arguments: now in nanoseconds from any monotonic
+// Core is the pure breaker (SRE throttling and the trip, as the [Policy] sets them):
+// deterministic, allocation-free after construction, not safe for concurrent use. The clock and the draw are arguments: now in nanoseconds from any monotonic
 // origin, roll a draw from [0, 1). [Breaker] is its concurrent counterpart.
 //
 // With accepts successes out of total calls in the window (refusals included), failing and working
@@ -179,9 +220,10 @@ func (p *Policy) recovery() float64 {
 //	drop  = (total − Protection − w · accepts) / (total + 1)
 //	drop ×= max(R − working, 0) / R       R = Buckets, or Recovery in buckets when set
 //
-// A call is refused when roll < drop. Before the scaling and the draw, the probe: once the
-// breaker has let a call through while refusing, a call more than ProbeAfter after the last one
-// let through passes regardless.
+// While tripped (Policy.Trip) drop is 1. A call is refused when roll < drop. Before the scaling
+// and the draw, the probe: once the breaker has let a call through while refusing (or refused a
+// call while tripped), a call more than ProbeAfter after the last one let through passes
+// regardless.
 type Core struct {
 	p        Policy
 	win      *atomicwindow.Window[atomicwindow.Bucket]
@@ -206,7 +248,7 @@ func (c *Core) Policy() Policy { return c.p }
 
 func (c *Core) history(now int64) history {
 	var h history
-	c.win.Each(now, true, func(b atomicwindow.Bucket) { h.add(b) })
+	c.win.Each(now, true, func(b atomicwindow.Bucket) { h.add(b, &c.p) })
 	return h
 }
 
@@ -226,6 +268,12 @@ func (c *Core) Allow(now int64, roll float64) bool {
 		return true
 	}
 	if draw.Clean(roll) < scaled {
+		if scaled >= 1 { // tripped: not a Drop (see Policy.Trip)
+			if !c.passed { // tripped before any call passed: the probe counts from now
+				c.lastPass, c.passed = now, true
+			}
+			return false
+		}
 		c.win.Slot(now)[fDrop]++
 		return false
 	}

@@ -43,7 +43,7 @@ func TestPolicyExtremeSizesAccepted(t *testing.T) {
 		{atomicwindow.MaxBuckets, math.MaxInt64},
 		{1, math.MaxInt64},
 	} {
-		p := DefaultPolicy()
+		p := GoZeroPolicy()
 		p.Buckets, p.Window = c.buckets, c.window
 		core, err := NewCore(p, math.MinInt64)
 		if err != nil {
@@ -68,7 +68,7 @@ func TestPolicyExtremeSizesAccepted(t *testing.T) {
 // window holding a success never refuses, even at the head of a failing run. The decay of K once
 // overflowed to -Inf and fell to the floor.
 func TestHugeK(t *testing.T) {
-	p := DefaultPolicy()
+	p := GoZeroPolicy()
 	p.K, p.KFloor = math.MaxFloat64, 1
 	c, err := NewCore(p, 0)
 	if err != nil {

@@ -15,7 +15,7 @@ const (
 
 func newCore(t *testing.T) *Core {
 	t.Helper()
-	c, err := NewCore(DefaultPolicy(), 0)
+	c, err := NewCore(GoZeroPolicy(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +200,10 @@ func TestPolicyErrors(t *testing.T) {
 		{"Policy.ProbeAfter", func(p *Policy) { p.ProbeAfter = -time.Second }},
 		{"Policy.Buckets", func(p *Policy) { p.Buckets = 0 }},
 		{"Policy.Window", func(p *Policy) { p.Window = 10 }},
+		{"Policy.Tolerance", func(p *Policy) { p.Tolerance = 1 }},
+		{"Policy.Tolerance", func(p *Policy) { p.Tolerance = -0.1 }},
+		{"Policy.Tolerance", func(p *Policy) { p.Tolerance = math.NaN() }},
+		{"Policy.Trip", func(p *Policy) { p.Trip = -1 }},
 	} {
 		p := DefaultPolicy()
 		c.edit(&p)
@@ -288,6 +292,102 @@ func TestRecoveryPolicy(t *testing.T) {
 		raw, _ := p.ratio(history{accepts: 0, total: 105})
 		if got := scaled / raw; math.Abs(got-want) > 1e-12 {
 			t.Errorf("working %d: scale %v, want %v", working, got, want)
+		}
+	}
+}
+
+// TestGoZeroPolicy: the go-zero preset is go-zero's constants, with the trip and the tolerance
+// off and the recovery scaling over the whole window.
+func TestGoZeroPolicy(t *testing.T) {
+	want := Policy{K: 1.5, KFloor: 1.1, Protection: 5, ProbeAfter: time.Second, Buckets: 40, Window: 10 * time.Second}
+	if got := GoZeroPolicy(); got != want {
+		t.Fatalf("GoZeroPolicy() = %+v, want %+v", got, want)
+	}
+	want.Recovery = time.Second
+	if got := RecoveryPolicy(); got != want {
+		t.Fatalf("RecoveryPolicy() = %+v, want %+v", got, want)
+	}
+}
+
+// trace runs rows of {now, input, want} against a Core: an Allow with a draw, or a Record.
+type step struct {
+	now   int64
+	roll  float64 // Allow with this draw, when o is none
+	o     Outcome
+	allow bool // Allow's answer wanted
+	ratio float64
+}
+
+const none = Outcome(255)
+
+func trace(t *testing.T, c *Core, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		if s.o != none {
+			c.Record(s.now, s.o)
+		} else if got := c.Allow(s.now, s.roll); got != s.allow {
+			t.Fatalf("step %d: Allow(%v, %v) = %v, want %v", i, time.Duration(s.now), s.roll, got, s.allow)
+		}
+		if got := c.Ratio(s.now); math.Abs(got-s.ratio) > 1e-9 {
+			t.Fatalf("step %d at %v: Ratio = %v, want %v", i, time.Duration(s.now), got, s.ratio)
+		}
+	}
+}
+
+// TestTrip: under the default policy, ten failures with no success between them trip the breaker
+// (ratio 1, every draw refused, nothing recorded as a Drop); a probe passes 500 ms after the
+// first refusal and every 500 ms after while the probes fail; the first success ends the trip and
+// takes the run's failures out of the tally, so the ratio is 0 at once.
+func TestTrip(t *testing.T) {
+	c, _ := NewCore(DefaultPolicy(), 0)
+	var steps []step
+	for i := int64(0); i < 9; i++ {
+		steps = append(steps, step{now: i * ms, o: Failure, ratio: max(float64(i+1-5)/float64(i+2), 0)}) // go-zero's arithmetic until the trip
+	}
+	steps = append(steps,
+		step{now: 9 * ms, o: Failure, ratio: 1},                      // the tenth: tripped
+		step{now: 10 * ms, o: none, roll: 0.9999, ratio: 1},          // refused; the probe counts from here
+		step{now: 500 * ms, o: none, roll: 0.9999, ratio: 1},         // 490 ms later: refused
+		step{now: 511 * ms, o: none, roll: 0, allow: true, ratio: 1}, // the probe
+		step{now: 520 * ms, o: Failure, ratio: 1},
+		step{now: 1000 * ms, o: none, roll: 0.5, ratio: 1},
+		step{now: 1012 * ms, o: none, roll: 0.5, allow: true, ratio: 1}, // the next probe
+		step{now: 1020 * ms, o: Success, ratio: 0},                      // the trip ends
+		step{now: 1021 * ms, o: none, roll: 0, allow: true, ratio: 0},
+	)
+	trace(t, c, steps)
+	if h := c.history(1021 * ms); h.total != 1 || h.accepts != 1 {
+		t.Fatalf("after the trip: total %d accepts %d, want 1 and 1 (no drops, the run's failures out)", h.total, h.accepts)
+	}
+}
+
+// TestToleranceRecovers: after an outage, a backend failing 2% of calls (one in fifty) brings the
+// default policy's ratio to 0 at the first working bucket, where go-zero's numbers wait for
+// buckets with no failure at all.
+func TestToleranceRecovers(t *testing.T) {
+	width := int64(250 * time.Millisecond)
+	for _, c := range []struct {
+		name string
+		p    Policy
+		zero bool
+	}{{"default", DefaultPolicy(), true}, {"recovery", RecoveryPolicy(), false}} {
+		p := c.p
+		p.Trip = 0 // the SRE arithmetic alone
+		core, _ := NewCore(p, 0)
+		for i := 0; i < 200; i++ {
+			core.Record(0, Failure)
+		}
+		for b := int64(1); b <= 4; b++ { // four buckets of 25 calls, one failing in each
+			for i := 0; i < 25; i++ {
+				o := Success
+				if i == 12 {
+					o = Failure
+				}
+				core.Record(b*width, o)
+			}
+		}
+		if r := core.Ratio(4 * width); (r == 0) != c.zero {
+			t.Errorf("%s: ratio %v after four buckets failing 4%%, want zero: %v", c.name, r, c.zero)
 		}
 	}
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/wardgo/ward/breaker"
 )
 
-// The pure core over explicit instants: ten failures, then the draw decides.
+// The pure core over explicit instants, with go-zero's numbers: ten failures, then the draw
+// decides.
 func ExampleCore_Allow() {
-	core, _ := breaker.NewCore(breaker.DefaultPolicy(), 0)
+	core, _ := breaker.NewCore(breaker.GoZeroPolicy(), 0)
 	for i := 0; i < 10; i++ {
 		core.Record(int64(i)*int64(time.Millisecond), breaker.Failure)
 	}
@@ -23,6 +24,30 @@ func ExampleCore_Allow() {
 	// ratio 0.455
 	// draw 0.2: false
 	// draw 0.9: true
+}
+
+// The default policy over explicit instants: ten failures with no success between them trip the
+// breaker; it refuses every call but a probe every 500 ms, and the probe's success ends the trip.
+func ExampleCore_Allow_trip() {
+	ms := int64(time.Millisecond)
+	core, _ := breaker.NewCore(breaker.DefaultPolicy(), 0)
+	for i := int64(0); i < 10; i++ {
+		core.Record(i*ms, breaker.Failure)
+	}
+	fmt.Printf("tripped: ratio %.0f\n", core.Ratio(10*ms))
+	fmt.Println("draw 0.9 at 10 ms:", core.Allow(10*ms, 0.9))   // refused; the probe counts from here
+	fmt.Println("draw 0.9 at 400 ms:", core.Allow(400*ms, 0.9)) // refused
+	fmt.Println("probe at 511 ms:", core.Allow(511*ms, 0.9))    // more than 500 ms after 10 ms
+	core.Record(520*ms, breaker.Success)
+	fmt.Printf("after the probe's success: ratio %.0f\n", core.Ratio(520*ms))
+	fmt.Println("draw 0.1 at 530 ms:", core.Allow(530*ms, 0.1))
+	// Output:
+	// tripped: ratio 1
+	// draw 0.9 at 10 ms: false
+	// draw 0.9 at 400 ms: false
+	// probe at 511 ms: true
+	// after the probe's success: ratio 0
+	// draw 0.1 at 530 ms: true
 }
 
 // A failing backend behind a breaker with an injected clock and draw. The caller's own errors
@@ -47,7 +72,7 @@ func ExampleBreaker_Do() {
 	}
 	for i := 0; i < 20; i++ {
 		now += int64(10 * time.Millisecond)
-		// twelve failures: (12 − 5) / 13 = 0.54 > the draw 0.5, so the 13th is refused
+		// ten failures with no success between them trip the breaker: the 11th is refused
 		if got := get(func(context.Context) error { return down }); got != down.Error() {
 			fmt.Printf("call %d: %s (ratio %.2f)\n", i+1, got, b.Ratio())
 			break
@@ -55,6 +80,6 @@ func ExampleBreaker_Do() {
 	}
 	fmt.Println(get(func(context.Context) error { return notFound }))
 	// Output:
-	// call 13: served from cache (ratio 0.57)
+	// call 11: served from cache (ratio 1.00)
 	// served from cache
 }

@@ -250,6 +250,24 @@ func TestTransportRefusals(t *testing.T) {
 	}
 }
 
+// TestTransportDefaultBreaker: without WithPolicy, each host's breaker has breaker.DefaultPolicy,
+// whose trip reads a ratio of exactly 1 once ten failures came with no success between them (go-zero's
+// numbers never read 1).
+func TestTransportDefaultBreaker(t *testing.T) {
+	now := int64(time.Hour)
+	b := &backend{statuses: []int{500}}
+	var s sleeps
+	tr := newTestTransport(t, b, &s, WithBreaker(breaker.WithClock(func() int64 { return now }), breaker.WithRefresh(0)))
+	for i := 0; i < 1000 && b.calls < 10; i++ {
+		if resp, err := get(t, tr, "GET", nil); err == nil {
+			resp.Body.Close()
+		}
+	}
+	if r := tr.Breaker("backend.test").Ratio(); b.calls < 10 || r != 1 {
+		t.Fatalf("after %d failed calls the host's breaker reads %v, want the default policy's trip (1)", b.calls, r)
+	}
+}
+
 // TestTransportErrors: a transport error is retried; the caller's cancellation is not, and
 // ends the call with its error.
 func TestTransportErrors(t *testing.T) {
