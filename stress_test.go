@@ -42,7 +42,8 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 	check(t, err)
 	striped, err := atomicwindow.NewStriped(8, time.Hour, 2, 0)
 	check(t, err)
-	batch := atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Max)
+	batch, err := atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Max)
+	check(t, err)
 
 	var opened, closed atomic.Int64
 	conns, err := pool.New(func(context.Context) (*int, error) { opened.Add(1); return new(int), nil },

@@ -179,7 +179,7 @@ func New(rule Rule, opts ...Option) (*Limiter, error) {
 	l := &Limiter{}
 	l.clock, l.w, l.every, l.own, l.fail, l.rule = c.clock, c.w, int64(c.every), c.own, c.fail, rule
 	l.events = c.events
-	l.samples = atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Sum, atomicwindow.Max, atomicwindow.Max)
+	l.samples, _ = atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Sum, atomicwindow.Max, atomicwindow.Max) // a valid shape
 	l.pools.Init(rowWords)
 	l.setLimit(limitOfRule(rule))
 	l.end.Store(l.w.endOf(l.clock()))

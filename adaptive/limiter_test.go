@@ -293,8 +293,7 @@ func TestDo(t *testing.T) {
 	errOverload := errors.New("overloaded")
 	errNotFound := errors.New("not found")
 	errOther := errors.New("something else")
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
+	cancelled := context.Context(nil) // a context fn cancels as it returns: the caller gave up
 	live := context.Background()
 	type row struct {
 		name    string
@@ -322,13 +321,19 @@ func TestDo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := l.Do(r.ctx, func(ctx context.Context) error {
+		ctx, cancel := r.ctx, context.CancelFunc(func() {})
+		if ctx == cancelled {
+			ctx, cancel = context.WithCancel(live)
+		}
+		got := l.Do(ctx, func(ctx context.Context) error {
 			if inner := l.Do(ctx, func(context.Context) error { t.Error("ran over the limit"); return nil }); inner != ErrLimitExceeded {
 				t.Errorf("%s: a nested call over a limit of 1 returned %v, want ErrLimitExceeded", r.name, inner)
 			}
 			clk.advance(ms)
+			cancel()
 			return r.err
 		})
+		cancel()
 		if got != r.err {
 			t.Errorf("%s: Do returned %v, want fn's %v unchanged", r.name, got, r.err)
 		}

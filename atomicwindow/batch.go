@@ -1,9 +1,11 @@
 package atomicwindow
 
 import (
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
@@ -47,16 +49,25 @@ type batchHeader struct {
 // batchPad rounds the header up to whole cache lines, sized from the header itself.
 const batchPad = (stripe.CacheLine - unsafe.Sizeof(batchHeader{})%stripe.CacheLine) % stripe.CacheLine
 
-// NewBatch returns an empty batch whose counters combine as kinds say, one Kind per counter; at
-// most [MaxFields] are kept, and no kinds at all gives one Sum counter.
-func NewBatch(kinds ...Kind) *Batch {
+// NewBatch returns an empty batch whose counters combine as kinds say, one Kind per counter; no
+// kinds at all gives one Sum counter. More than [MaxFields] kinds, or a kind that is neither Sum
+// nor Max, is an error matching [ErrInvalid] that names the argument.
+func NewBatch(kinds ...Kind) (*Batch, error) {
 	if len(kinds) == 0 {
 		kinds = []Kind{Sum}
 	}
-	b := &Batch{batchHeader: batchHeader{fields: min(len(kinds), MaxFields)}}
+	if len(kinds) > MaxFields {
+		return nil, contract.Field(ErrInvalid, "kinds", len(kinds), "at most 4 (MaxFields)")
+	}
+	for i, k := range kinds {
+		if k != Sum && k != Max {
+			return nil, contract.Field(ErrInvalid, fmt.Sprintf("kinds[%d]", i), k, "Sum or Max")
+		}
+	}
+	b := &Batch{batchHeader: batchHeader{fields: len(kinds)}}
 	copy(b.kinds[:], kinds)
 	b.rows.Init(1 + MaxFields)
-	return b
+	return b, nil
 }
 
 // Fields returns how many counters the batch carries.

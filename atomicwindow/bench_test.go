@@ -85,7 +85,7 @@ func BenchmarkWindowAdd(b *testing.B) {
 
 // BenchmarkBatchAdd measures the adaptive limiter's per-sample write: four counters, one pin.
 func BenchmarkBatchAdd(b *testing.B) {
-	w := NewBatch(Sum, Sum, Max, Max)
+	w, _ := NewBatch(Sum, Sum, Max, Max)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -30,7 +30,8 @@
 //
 //   - [NewWindow] and [NewStriped] reject a bad shape with an error matching [ErrInvalid] that
 //     names the argument: a size outside [1, [MaxBuckets]], a window shorter than size
-//     nanoseconds (a bucket is at least 1 ns wide), fields outside [1, [MaxFields]]. Nothing is
+//     nanoseconds (a bucket is at least 1 ns wide), fields outside [1, [MaxFields]]; [NewBatch]
+//     rejects more than [MaxFields] kinds and a kind that is neither Sum nor Max. Nothing is
 //     held into range.
 //   - Instants may lie anywhere in int64: the distance between two of them is taken so that it
 //     cannot overflow, and a read visits at most the window's buckets.

@@ -1,8 +1,10 @@
 package atomicwindow
 
 import (
+	"errors"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,7 +152,7 @@ func TestStripedStress(t *testing.T) {
 func TestStripedStressSharedStripes(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	w := mustStriped(t, 10, time.Hour, 1, 0)
-	b := NewBatch(Sum)
+	b := mustBatch(t, Sum)
 	runtime.GOMAXPROCS(max(4, 2*prev))
 	defer runtime.GOMAXPROCS(prev)
 	const goroutines, writes = 32, 5000
@@ -187,7 +189,7 @@ func TestStripedStressSharedStripes(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
-	b := NewBatch(Sum, Sum, Max, Max)
+	b := mustBatch(t, Sum, Sum, Max, Max)
 	b.Add(Bucket{100, 1, 7, 0})
 	b.Add(Bucket{300, 1, 3, 1})
 	if got, want := b.Peek(), (Bucket{400, 2, 7, 1}); got != want {
@@ -203,15 +205,43 @@ func TestBatch(t *testing.T) {
 	if got, want := b.Fold(), (Bucket{50, 1, 2, 0}); got != want {
 		t.Fatalf("Fold of the next generation = %v, want %v", got, want)
 	}
-	if NewBatch().Fields() != 1 || NewBatch(Sum, Sum, Sum, Sum, Sum).Fields() != MaxFields {
-		t.Fatal("NewBatch field count not held to [1, MaxFields]")
+	if mustBatch(t).Fields() != 1 || mustBatch(t, Sum, Sum, Sum, Sum).Fields() != MaxFields {
+		t.Fatal("NewBatch field count")
+	}
+}
+
+func mustBatch(t testing.TB, kinds ...Kind) *Batch {
+	t.Helper()
+	b, err := NewBatch(kinds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNewBatchInvalid: more kinds than MaxFields, or a kind that is neither Sum nor Max, is an
+// error matching ErrInvalid that names the argument; nothing is dropped or guessed.
+func TestNewBatchInvalid(t *testing.T) {
+	for _, c := range []struct {
+		kinds []Kind
+		field string
+	}{
+		{[]Kind{Sum, Sum, Sum, Sum, Sum}, "kinds = 5"},
+		{[]Kind{Sum, Max, Max, Max, Sum, Sum}, "kinds = 6"},
+		{[]Kind{Sum, 7}, "kinds[1] = 7"},
+		{[]Kind{Max + 1}, "kinds[0] = 2"},
+	} {
+		b, err := NewBatch(c.kinds...)
+		if b != nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewBatch(%v) = %v, %v; want ErrInvalid naming %s", c.kinds, b, err, c.field)
+		}
 	}
 }
 
 // TestBatchStressFolds folds while many goroutines write: every write is counted at most once.
 func TestBatchStressFolds(t *testing.T) {
 	const goroutines, writes = 32, 5000
-	b := NewBatch(Sum, Max)
+	b := mustBatch(t, Sum, Max)
 	var start, done sync.WaitGroup
 	start.Add(1)
 	var mu sync.Mutex
@@ -245,7 +275,7 @@ func TestBatchStressFolds(t *testing.T) {
 
 func TestStripedAllocs(t *testing.T) {
 	w := mustStriped(t, 50, 5*time.Second, 2, 0)
-	b := NewBatch(Sum, Sum, Max, Max)
+	b := mustBatch(t, Sum, Sum, Max, Max)
 	now := int64(0)
 	if a := testing.AllocsPerRun(1000, func() { now += 3 * ms; w.Add(now, 0, 1); w.AddAll(now, Bucket{1, 5}) }); a != 0 {
 		t.Fatalf("Add allocates %v per call", a)

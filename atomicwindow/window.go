@@ -6,8 +6,8 @@ import (
 	"github.com/wardgo/ward/internal/contract"
 )
 
-// ErrInvalid is matched, with errors.Is, by every error [NewWindow] and [NewStriped] return (and
-// by ward.ErrInvalid); the message names the argument.
+// ErrInvalid is matched, with errors.Is, by every error [NewWindow], [NewStriped] and [NewBatch]
+// return (and by ward.ErrInvalid); the message names the argument.
 var ErrInvalid = contract.Invalid("atomicwindow: invalid configuration")
 
 // Window is a rolling window: size buckets that together cover the last window of time, the
