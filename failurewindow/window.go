@@ -39,7 +39,7 @@ var ErrInvalid = contract.Invalid("failurewindow: invalid configuration")
 
 // ErrTooManyFailures is the refusal [Window.Do] returns for a key at its limit, carrying the wait
 // until the key would pass (ward.RetryAfter reads it). It matches ward.ErrRefused too.
-var ErrTooManyFailures = contract.Refusal("failurewindow: too many failures")
+var ErrTooManyFailures = contract.Quota("failurewindow: too many failures")
 
 // Window counts failures per key over a sliding window of time, in bounded memory, for any
 // number of goroutines: has this key failed too often lately?

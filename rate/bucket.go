@@ -14,7 +14,7 @@ var ErrInvalid = contract.Invalid("rate: invalid configuration")
 // ErrLimited is the refusal of this package's Do methods: the call is over the rate or the quota.
 // It matches ward.ErrRefused, and a refusal from Do carries how long until the call would pass
 // (ward.RetryAfter).
-var ErrLimited = contract.Refusal("rate: limited")
+var ErrLimited = contract.Quota("rate: limited")
 
 // Forever is the wait reported for what can never happen: n tokens from a bucket whose burst is
 // under n, or a refill at rate 0. A wait longer than an int64 of nanoseconds holds (about 292

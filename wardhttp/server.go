@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/internal/contract"
@@ -231,52 +232,62 @@ func settleWith(s settler, o Outcome) {
 	}
 }
 
-// Limit admits a request while fewer than l's limit are in flight, and settles it from the
-// response: the admitted requests' response times move the limit. A refusal is a 503 without
+// Guard admits each request through g ([ward.Guard]: any of ward's guards, a [ward.Chain], or
+// a guard of your own) and settles its admission from the response, as the option's [Classify]
+// says (default [Classified]). A refusal is answered by the [RefuseFunc] (default [Refuse]): 429
+// for a quota (a refusal matching ward.ErrQuota: a rate, a failure window), 503 for an overload,
+// with Retry-After when the refusal carries its wait. A request whose context is already done (or
+// ends while an adaptive.Queue holds it in line) is answered 503 without reaching the handler. A
+// panicking handler settles as Fail (Ignore when the client had gone and the handler aborted with
+// http.ErrAbortHandler) and the panic continues.
+func Guard(g ward.Guard, opts ...Option) (Middleware, error) {
+	if g == nil {
+		return nil, contract.Field(ErrInvalid, "Guard", "nil", "a ward.Guard")
+	}
+	c, err := newConfig(Classified, opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a, err := g.Admit(r.Context())
+			if err != nil {
+				c.refuse(w, r, refusalOf(err))
+				return
+			}
+			serveSettling(h, w, r, c.classify, &a)
+		})
+	}, nil
+}
+
+// refusalOf describes the refusal err: 429 for a quota, 503 otherwise, with its wait if known.
+func refusalOf(err error) Refusal {
+	ref := Refusal{Err: err, Status: http.StatusServiceUnavailable}
+	if errors.Is(err, ward.ErrQuota) {
+		ref.Status = http.StatusTooManyRequests
+	}
+	ref.Wait, _ = ward.RetryAfter(err)
+	return ref
+}
+
+// Limit is [Guard] for an adaptive limit: a request is admitted while fewer than l's limit are in
+// flight, and the admitted requests' response times move the limit. A refusal is a 503 without
 // Retry-After (an adaptive limit cannot know when a slot frees). It reads no clock and allocates
 // nothing on a refusal.
 func Limit(l *adaptive.Limiter, opts ...Option) (Middleware, error) {
 	if l == nil {
 		return nil, contract.Field(ErrInvalid, "Limit", "nil", "an *adaptive.Limiter")
 	}
-	c, err := newConfig(Classified, opts)
-	if err != nil {
-		return nil, err
-	}
-	refusal := Refusal{Err: adaptive.ErrLimitExceeded, Status: http.StatusServiceUnavailable}
-	return func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			lease, ok := l.Acquire()
-			if !ok {
-				c.refuse(w, r, refusal)
-				return
-			}
-			serveSettling(h, w, r, c.classify, &lease)
-		})
-	}, nil
+	return Guard(l, opts...)
 }
 
-// Shed admits a request unless s says the server is overloaded (hot and full), and settles it
-// from the response. A refusal is a 503 without Retry-After.
+// Shed is [Guard] for a shedder: a request is admitted unless s says the server is overloaded
+// (hot and full). A refusal is a 503 without Retry-After.
 func Shed(s *shed.Shedder, opts ...Option) (Middleware, error) {
 	if s == nil {
 		return nil, contract.Field(ErrInvalid, "Shed", "nil", "a *shed.Shedder")
 	}
-	c, err := newConfig(Classified, opts)
-	if err != nil {
-		return nil, err
-	}
-	refusal := Refusal{Err: shed.ErrOverloaded, Status: http.StatusServiceUnavailable}
-	return func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, err := s.Allow()
-			if err != nil {
-				c.refuse(w, r, refusal)
-				return
-			}
-			serveSettling(h, w, r, c.classify, &p)
-		})
-	}, nil
+	return Guard(s, opts...)
 }
 
 // Failures refuses a request whose key has failed limit times within fw's window, before the

@@ -1,6 +1,7 @@
 // Package wardgrpc puts ward's admission types in front of gRPC servers and clients: unary and
 // stream interceptors over any [ward.Guard] (an adaptive limit, a shedder, a breaker, a rate
-// limiter, a failure window), built on the one Do contract every ward type keeps.
+// limiter, a [ward.Chain] of them, or a guard of your own), written once on the admission every
+// guard has (Admit, which returns a [ward.Admission] to settle when the call ends).
 //
 //	lim, _ := adaptive.New(rule)
 //	srv := grpc.NewServer(
@@ -10,9 +11,9 @@
 // # Refusals
 //
 // A refused call never reaches the handler (or, on a client, the network). It ends with
-// codes.ResourceExhausted when the refusal is a quota (package rate's ErrLimited, package
-// failurewindow's ErrTooManyFailures) and codes.Unavailable when it is an overload (an adaptive
-// limit, a shedder, a breaker). When the refusal carries its wait ([ward.RetryAfter]), a server
+// codes.ResourceExhausted when the refusal is a quota (it matches ward.ErrQuota: package rate's
+// ErrLimited, package failurewindow's ErrTooManyFailures) and codes.Unavailable when it is an
+// overload (an adaptive limit, a shedder, a breaker). When the refusal carries its wait ([ward.RetryAfter]), a server
 // sends it in the grpc-retry-pushback-ms trailer, which gRPC clients with a retry policy honour
 // (gRPC proposal A6); without one it sends no pushback. The error is a [*Refused]: it carries the
 // gRPC status (status.FromError and status.Code read it) and matches ward.ErrRefused and the
@@ -20,24 +21,23 @@
 //
 // # Outcomes
 //
-// The handler's (or, on a client, the call's) error settles the admission through the type's Do,
-// after this mapping of gRPC codes, which the type's Do then classifies as ward's one contract
-// says:
+// The handler's (or, on a client, the call's) error settles the admission (Admission.End), after
+// this mapping of gRPC codes, which the guard then classifies as its Do would:
 //
 //   - nil, and the codes that say the caller erred while the server worked (InvalidArgument,
 //     NotFound, AlreadyExists, PermissionDenied, Unauthenticated, FailedPrecondition, OutOfRange,
 //     Unimplemented, Aborted): a success;
 //   - Canceled: the caller's own cancellation, neutral while the call's context is done;
 //   - DeadlineExceeded, Unavailable, ResourceExhausted, Internal, Unknown, DataLoss: an overload
-//     or failure (given to Do as context.DeadlineExceeded, which every ward type counts so);
+//     or failure (given to the guard as context.DeadlineExceeded, which every guard counts so);
 //   - a handler that panics: a failure, and the panic continues (gRPC servers do not recover
 //     panics; install a recovery interceptor outside this one if you want one).
 //
 // A stream is one admission for its whole life. On a server it settles when the handler
 // returns. On a client it settles when the stream ends (read to io.EOF or an error, or its
-// context ended): [StreamClientInterceptor] holds the admission's handle, without a goroutine,
-// for the types whose admission is one (an adaptive limit, a breaker, a shedder, a [Holder]); a
-// rate limit, which settles nothing, and any other guard admit the opening through Do.
+// context ended): [StreamClientInterceptor] holds the admission, without a goroutine, for the
+// stream's whole life (a rate limit's admission settles nothing: its token was spent at the
+// opening).
 package wardgrpc
 
 import (
@@ -54,12 +54,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wardgo/ward"
-	"github.com/wardgo/ward/adaptive"
-	"github.com/wardgo/ward/breaker"
-	"github.com/wardgo/ward/failurewindow"
-	"github.com/wardgo/ward/internal/contract"
-	"github.com/wardgo/ward/rate"
-	"github.com/wardgo/ward/shed"
 )
 
 // PushbackKey is the trailer a server sends a refusal's wait in, in whole milliseconds (gRPC A6).
@@ -79,16 +73,16 @@ func (r *Refused) Unwrap() error { return r.Err }
 // GRPCStatus is the status gRPC sends for the refusal.
 func (r *Refused) GRPCStatus() *status.Status { return status.New(r.Code, r.Err.Error()) }
 
-// Code returns the gRPC code of a ward refusal: codes.ResourceExhausted for a quota (rate,
-// failurewindow), codes.Unavailable for any other (an overload).
+// Code returns the gRPC code of a ward refusal: codes.ResourceExhausted for a quota (a refusal
+// matching ward.ErrQuota), codes.Unavailable for any other (an overload).
 func Code(err error) codes.Code {
-	if errors.Is(err, rate.ErrLimited) || errors.Is(err, failurewindow.ErrTooManyFailures) {
+	if errors.Is(err, ward.ErrQuota) {
 		return codes.ResourceExhausted
 	}
 	return codes.Unavailable
 }
 
-// outcome is the error Do classifies for a call that ended with err (see the package doc).
+// outcome is the error the guard classifies for a call that ended with err (see the package doc).
 func outcome(err error) error {
 	if err == nil {
 		return nil
@@ -102,38 +96,39 @@ func outcome(err error) error {
 	return nil
 }
 
-// refused reports whether err, from Do, is the guard's own refusal (fn never ran), and if so
-// returns it as a [*Refused].
-func refused(ran bool, err error) (*Refused, bool) {
-	if ran || !errors.Is(err, ward.ErrRefused) {
-		return nil, false
+// notAdmitted is the error a call Admit did not admit ends with: the guard's refusal as a
+// [*Refused], or the status of ctx's end.
+func notAdmitted(err error) error {
+	if errors.Is(err, ward.ErrRefused) {
+		return &Refused{Err: err, Code: Code(err)}
 	}
-	return &Refused{Err: err, Code: Code(err)}, true
+	return status.FromContextError(err).Err()
 }
 
-// pushback sends a refusal's wait, rounded up to whole milliseconds, in the trailer.
-func pushback(ctx context.Context, err error) {
-	if wait, ok := ward.RetryAfter(err); ok {
-		ms := (wait + time.Millisecond - 1) / time.Millisecond
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(PushbackKey, strconv.FormatInt(int64(ms), 10)))
+// pushback is the trailer carrying a refusal's wait, rounded up to whole milliseconds; false when
+// the refusal carries none.
+func pushback(err error) (metadata.MD, bool) {
+	wait, ok := ward.RetryAfter(err)
+	if !ok {
+		return nil, false
 	}
+	ms := (wait + time.Millisecond - 1) / time.Millisecond
+	return metadata.Pairs(PushbackKey, strconv.FormatInt(int64(ms), 10)), true
 }
 
 // UnaryServerInterceptor admits each unary call through g (see the package doc).
 func UnaryServerInterceptor(g ward.Guard) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		var resp any
-		var herr error
-		ran := false
-		err := g.Do(ctx, func(ctx context.Context) error {
-			ran = true
-			resp, herr = handler(ctx, req)
-			return outcome(herr)
-		})
-		if r, ok := refused(ran, err); ok {
-			pushback(ctx, err)
-			return nil, r
+		a, err := g.Admit(ctx)
+		if err != nil {
+			if md, ok := pushback(err); ok {
+				_ = grpc.SetTrailer(ctx, md)
+			}
+			return nil, notAdmitted(err)
 		}
+		defer a.Fail() // a no-op once settled: only a panicking handler gets here unsettled
+		resp, herr := handler(ctx, req)
+		a.End(ctx, outcome(herr))
 		return resp, herr
 	}
 }
@@ -141,20 +136,17 @@ func UnaryServerInterceptor(g ward.Guard) grpc.UnaryServerInterceptor {
 // StreamServerInterceptor admits each stream through g, for the stream's whole life.
 func StreamServerInterceptor(g ward.Guard) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		var herr error
-		ran := false
-		err := g.Do(ss.Context(), func(context.Context) error {
-			ran = true
-			herr = handler(srv, ss)
-			return outcome(herr)
-		})
-		if r, ok := refused(ran, err); ok {
-			if wait, ok := ward.RetryAfter(err); ok {
-				ms := (wait + time.Millisecond - 1) / time.Millisecond
-				ss.SetTrailer(metadata.Pairs(PushbackKey, strconv.FormatInt(int64(ms), 10)))
+		ctx := ss.Context()
+		a, err := g.Admit(ctx)
+		if err != nil {
+			if md, ok := pushback(err); ok {
+				ss.SetTrailer(md)
 			}
-			return r
+			return notAdmitted(err)
 		}
+		defer a.Fail() // a no-op once settled: only a panicking handler gets here unsettled
+		herr := handler(srv, ss)
+		a.End(ctx, outcome(herr))
 		return herr
 	}
 }
@@ -163,28 +155,21 @@ func StreamServerInterceptor(g ward.Guard) grpc.StreamServerInterceptor {
 // limit, a rate limit); a refused call is not sent and ends with a [*Refused].
 func UnaryClientInterceptor(g ward.Guard) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		var ierr error
-		ran := false
-		err := g.Do(ctx, func(ctx context.Context) error {
-			ran = true
-			ierr = invoker(ctx, method, req, reply, cc, opts...)
-			return outcome(ierr)
-		})
-		if r, ok := refused(ran, err); ok {
-			return r
+		a, err := g.Admit(ctx)
+		if err != nil {
+			return notAdmitted(err)
 		}
+		defer a.Fail() // a no-op once settled: only a panicking invoker gets here unsettled
+		ierr := invoker(ctx, method, req, reply, cc, opts...)
+		a.End(ctx, outcome(ierr))
 		return ierr
 	}
 }
 
-// StreamClientInterceptor admits each outgoing stream through g and, when g is a type whose
-// admission is a handle (adaptive.Limiter, adaptive.Partition, adaptive.Queue, breaker.Breaker,
-// shed.Shedder, a [Holder]), holds it for the stream's whole life: the stream counts against g until it ends
-// and then settles once, by its final status, as a unary call does (see the package doc). A
-// refused stream is not opened and ends with a [*Refused]; a stream that fails to open settles
-// at once. Any other guard (a rate limiter, a guard of your own) admits the opening through its
-// Do: a rate limit spends its allowance when it admits and settles nothing; implement [Holder]
-// to have a guard of your own held.
+// StreamClientInterceptor admits each outgoing stream through g and holds the admission for the
+// stream's whole life: the stream counts against g until it ends and then settles once, by its
+// final status, as a unary call does (see the package doc). A refused stream is not opened and
+// ends with a [*Refused]; a stream that fails to open settles at once.
 //
 // A held stream ends at the first of: RecvMsg returning io.EOF (a success) or an error (that
 // error's status), RecvMsg returning the one response of a stream without server streaming (a
@@ -200,130 +185,33 @@ func UnaryClientInterceptor(g ward.Guard) grpc.UnaryClientInterceptor {
 //   - An adaptive.Queue waits for a slot in the stream's context; the context ending while it
 //     waits ends the call with codes.Canceled or codes.DeadlineExceeded, nothing opened.
 func StreamClientInterceptor(g ward.Guard) grpc.StreamClientInterceptor {
-	admit := holder(g)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		if admit == nil {
-			return openThroughDo(ctx, g, desc, cc, method, streamer, opts)
-		}
-		h, other, err := admit(ctx)
+		a, err := g.Admit(ctx)
 		if err != nil {
-			if r, ok := refused(false, err); ok {
-				return nil, r
-			}
-			return nil, status.FromContextError(err).Err()
+			return nil, notAdmitted(err)
 		}
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
-			settle(ctx, h, other, err)
+			a.End(ctx, outcome(err))
 			return nil, err
 		}
-		s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams}
-		s.end = func(err error) { settle(ctx, h, other, err) }
+		s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams, ctx: ctx, a: a}
 		s.stop = context.AfterFunc(ctx, func() {
 			if !s.done.Swap(true) {
-				s.end(status.FromContextError(ctx.Err()).Err())
+				s.a.End(ctx, outcome(status.FromContextError(ctx.Err()).Err()))
 			}
 		})
 		return s, nil
 	}
 }
 
-// openThroughDo admits a stream's opening through g's Do.
-func openThroughDo(ctx context.Context, g ward.Guard, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts []grpc.CallOption) (grpc.ClientStream, error) {
-	var cs grpc.ClientStream
-	var serr error
-	ran := false
-	err := g.Do(ctx, func(ctx context.Context) error {
-		ran = true
-		cs, serr = streamer(ctx, desc, cc, method, opts...)
-		return outcome(serr)
-	})
-	if r, ok := refused(ran, err); ok {
-		return nil, r
-	}
-	if !ran {
-		return nil, status.FromContextError(err).Err()
-	}
-	return cs, serr
-}
-
-// admitFunc admits a call and returns its handle, and how a call that ended with an error outside
-// the mapping's three (nil, canceled, overload) settles: as the type's own Do settles it.
-type admitFunc func(ctx context.Context) (h ward.Handle, other contract.Outcome, err error)
-
-// Holder is a guard of your own whose admission is a handle: [StreamClientInterceptor] holds the
-// handle for a stream's whole life, as it does an adaptive limit's lease. Hold admits a call in
-// ctx or returns a refusal (matching ward.ErrRefused) or ctx's error; a status the mapping does
-// not decide (codes.Canceled while ctx is live) settles Fail.
-type Holder interface {
-	ward.Guard
-	Hold(ctx context.Context) (ward.Handle, error)
-}
-
-// holder returns how to admit a stream through g with a handle, or nil when g has none.
-func holder(g ward.Guard) admitFunc {
-	switch g := g.(type) {
-	case Holder:
-		return func(ctx context.Context) (ward.Handle, contract.Outcome, error) {
-			h, err := g.Hold(ctx)
-			return h, contract.Fail, err
-		}
-	case *adaptive.Limiter:
-		return func(context.Context) (ward.Handle, contract.Outcome, error) {
-			l, ok := g.Acquire()
-			if !ok {
-				return nil, 0, adaptive.ErrLimitExceeded
-			}
-			return &l, contract.Ignore, nil
-		}
-	case *adaptive.Partition:
-		return func(context.Context) (ward.Handle, contract.Outcome, error) {
-			l, ok := g.Acquire()
-			if !ok {
-				return nil, 0, adaptive.ErrLimitExceeded
-			}
-			return &l, contract.Ignore, nil
-		}
-	case *adaptive.Queue:
-		return func(ctx context.Context) (ward.Handle, contract.Outcome, error) {
-			s, err := g.Acquire(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			return &s, contract.Ignore, nil
-		}
-	case *breaker.Breaker:
-		return func(context.Context) (ward.Handle, contract.Outcome, error) {
-			p, err := g.Allow()
-			if err != nil {
-				return nil, 0, err
-			}
-			return &p, contract.Fail, nil
-		}
-	case *shed.Shedder:
-		return func(context.Context) (ward.Handle, contract.Outcome, error) {
-			p, err := g.Allow()
-			if err != nil {
-				return nil, 0, err
-			}
-			return &p, contract.Fail, nil
-		}
-	}
-	return nil
-}
-
-// settle settles h once by a stream's final error, as the type's Do would settle a call that
-// returned outcome(err).
-func settle(ctx context.Context, h ward.Handle, other contract.Outcome, err error) {
-	contract.Settle(contract.Classify(ctx, outcome(err), nil, nil, other, other), h.Pass, h.Fail, h.Ignore)
-}
-
 // heldStream is a client stream holding its admission until it ends; end runs once.
 type heldStream struct {
 	grpc.ClientStream
 	serverStreams bool
+	ctx           context.Context
+	a             ward.Admission // settled once, by whoever sets done first
 	done          atomic.Bool
-	end           func(error)
 	stop          func() bool // stops the context watch
 }
 
@@ -333,7 +221,7 @@ func (s *heldStream) finish(err error) {
 		return
 	}
 	s.stop()
-	s.end(err)
+	s.a.End(s.ctx, outcome(err))
 }
 
 // RecvMsg receives a message and ends the stream on io.EOF, an error, or the one response of a

@@ -59,20 +59,42 @@ func TestClientStreamHeld(t *testing.T) {
 	}
 }
 
-// recorder is a Holder whose handles record how they settle.
+// recorder is a guard of the test's own (a ward.Guard written outside ward) whose admissions
+// record how they settle; it admits everything.
 type recorder struct {
 	mu       sync.Mutex
 	outcomes []string
 	held     int
+	settled  map[int64]bool
 }
 
 func (r *recorder) Do(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
 func (r *recorder) Now() int64                                                   { return 0 }
-func (r *recorder) Hold(context.Context) (ward.Handle, error) {
+func (r *recorder) Admit(context.Context) (ward.Admission, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.held++
-	return &recorded{r: r}, nil
+	return ward.Admitted(r, int64(r.held), 0), nil
+}
+
+// Settle records o for admission id.
+func (r *recorder) Settle(id, _ int64, o ward.Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := [...]string{ward.Pass: "Pass", ward.Fail: "Fail", ward.Ignore: "Ignore"}[o]
+	if r.settled[id] {
+		name = "twice: " + name
+	}
+	if r.settled == nil {
+		r.settled = map[int64]bool{}
+	}
+	r.settled[id] = true
+	r.outcomes = append(r.outcomes, name)
+}
+
+// End classifies err as ward's contract does, any other error a failure.
+func (r *recorder) End(ctx context.Context, id, b int64, err error) {
+	r.Settle(id, b, ward.Classify(ctx, err, ward.Fail))
 }
 
 func (r *recorder) got() []string {
@@ -80,24 +102,6 @@ func (r *recorder) got() []string {
 	defer r.mu.Unlock()
 	return append([]string(nil), r.outcomes...)
 }
-
-type recorded struct {
-	r    *recorder
-	done bool
-}
-
-func (h *recorded) settle(o string) {
-	h.r.mu.Lock()
-	defer h.r.mu.Unlock()
-	if h.done {
-		o = "twice: " + o
-	}
-	h.done = true
-	h.r.outcomes = append(h.r.outcomes, o)
-}
-func (h *recorded) Pass()   { h.settle("Pass") }
-func (h *recorded) Fail()   { h.settle("Fail") }
-func (h *recorded) Ignore() { h.settle("Ignore") }
 
 // TestClientStreamSettles: a held stream settles once, when it ends, by its final status: the
 // server's overload error Fail, the caller's error codes and a clean end Pass, the client's

@@ -14,6 +14,10 @@ import (
 // ErrRefused is matched, with errors.Is, by every refusal of every ward type.
 var ErrRefused = errors.New("ward: refused")
 
+// ErrQuota is matched, with errors.Is, by every refusal that is a quota (a rate, a failure
+// window: the caller has had its share) rather than an overload; it matches ErrRefused too.
+var ErrQuota = &sentinel{"ward: over quota", ErrRefused}
+
 // ErrInvalid is matched, with errors.Is, by every configuration error of every ward package.
 var ErrInvalid = errors.New("ward: invalid configuration")
 
@@ -24,11 +28,27 @@ type sentinel struct {
 }
 
 func (s *sentinel) Error() string        { return s.msg }
-func (s *sentinel) Is(target error) bool { return target == s.parent }
+func (s *sentinel) Is(target error) bool {
+	for p := s.parent; p != nil; {
+		if target == p {
+			return true
+		}
+		q, ok := p.(*sentinel)
+		if !ok {
+			return false
+		}
+		p = q.parent
+	}
+	return false
+}
 
 // Refusal returns a package's refusal sentinel: its own error, matching [ErrRefused] too.
 // Returning it allocates nothing.
 func Refusal(msg string) error { return &sentinel{msg, ErrRefused} }
+
+// Quota returns a package's refusal sentinel for a quota: its own error, matching [ErrQuota] and
+// [ErrRefused] too.
+func Quota(msg string) error { return &sentinel{msg, ErrQuota} }
 
 // Invalid returns a package's configuration sentinel, matching [ErrInvalid] too.
 func Invalid(msg string) error { return &sentinel{msg, ErrInvalid} }
@@ -72,10 +92,14 @@ func Wait(err error, wait time.Duration) error {
 }
 
 // RetryAfter returns the wait a refusal carries, if it carries one.
+// It follows the chain of single Unwrap methods by hand, not errors.As, so that reading a
+// refusal allocates nothing.
 func RetryAfter(err error) (time.Duration, bool) {
-	var w *Waited
-	if errors.As(err, &w) {
-		return w.Wait, true
+	for err != nil {
+		if w, ok := err.(*Waited); ok {
+			return w.Wait, true
+		}
+		err = errors.Unwrap(err)
 	}
 	return 0, false
 }
