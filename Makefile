@@ -7,12 +7,12 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit contrib loadtest bench-quick bench-deps bench-scaling bench-instructions bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
+.PHONY: help test vet fmt-check unit contrib loadtest loadtest-faults faults-test bench-quick bench-deps bench-scaling bench-instructions bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-test: fmt-check vet unit contrib bench-quick ## gofmt check, full go vet, race tests with shuffle, every contrib module, the bench suite's quick mode (what CI runs)
+test: fmt-check vet unit contrib faults-test bench-quick ## gofmt check, full go vet, race tests with shuffle, every contrib module, the fault harness's tests, the bench suite's quick mode (what CI runs)
 
 demo: ## the overload simulator: every rule, breaker and shedder through simulated overloads (cold start, capacity steps, spike, 4x overload, an 8-slot backend), a pool, as tables and a scores table against the settling bars
 	$(GO) run ./cmd/wardsim
@@ -37,6 +37,13 @@ bench-pkg: ## the packages' own benchmarks, -count $(COUNT) at -cpu $(CPUS)
 
 loadtest: ## the example service under wrk at 0.5x-4x capacity, unprotected and under each protection (about 4 minutes, loopback only); results in loadtest/results/
 	./loadtest/run.sh
+	$(MAKE) loadtest-faults
+
+loadtest-faults: ## client-side faults: a dependency down, failing, 30%/60% failing, slow, flapping, called open-loop through ward's Transport, go-zero's breaker and gobreaker side by side (about 4 minutes, loopback only; FAULTS_SHORT=1 for a smoke run); results in loadtest/faults/results/
+	./loadtest/faults/run.sh
+
+faults-test: ## the fault harness's module (loadtest/faults, its own go.mod): go vet and go test -race
+	cd loadtest/faults && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
