@@ -30,9 +30,10 @@ const (
 // quick recovery and faster probes. Build one from a preset and change fields; [NewCore] and [New]
 // validate it.
 type Policy struct {
-	// K is how many calls a success pays for, at the start of a failing stretch: 1.5 in both
-	// presets (go-zero k; the SRE book's K). A backend is left alone until more than 1 − 1/K of
-	// its calls fail. Must be finite and >= KFloor.
+	// K is how many calls a success pays for, at the start of a failing stretch: 1.5 in
+	// [GoZeroPolicy] (go-zero k), 2 in [DefaultPolicy] (the SRE book's K). A backend is left
+	// alone until more than 1 − 1/K of its calls fail: a third with 1.5, half with 2. Must be
+	// finite and >= KFloor.
 	K float64
 	// KFloor is what K decays to, linearly over the window's buckets of uninterrupted failure:
 	// 1.1 (go-zero minK). Must be finite and > 0.
@@ -74,12 +75,12 @@ type Policy struct {
 	Trip int
 }
 
-// DefaultPolicy returns the policy [New] uses: go-zero's SRE arithmetic for partial failure (k
-// 1.5 decaying to 1.1, protection 5, 40 buckets over 10 s), a trip after 10 failures with no
+// DefaultPolicy returns the policy [New] uses: the SRE arithmetic for partial failure (the SRE
+// book's K 2, go-zero's decay to 1.1, protection 5 and 40 buckets over 10 s), a trip after 10 failures with no
 // success between them, a probe every 500 ms while refusing, and a recovery of one bucket
 // (250 ms) in which a quarter of the outcomes may fail. See the package doc for how it reasons.
 func DefaultPolicy() Policy {
-	return Policy{K: 1.5, KFloor: 1.1, Protection: 5, ProbeAfter: 500 * time.Millisecond, Buckets: 40,
+	return Policy{K: 2, KFloor: 1.1, Protection: 5, ProbeAfter: 500 * time.Millisecond, Buckets: 40,
 		Window: 10 * time.Second, Recovery: 250 * time.Millisecond, Tolerance: 0.25, Trip: 10}
 }
 

@@ -49,9 +49,10 @@
 //	drop  = (total − Protection − w · accepts) / (total + 1)
 //	drop ×= max(R − working, 0) / R       R: Recovery in buckets (Buckets when Recovery is 0)
 //
-// K 1.5 decaying to 1.1, Protection 5 and 40 buckets over 10 s are go-zero's (the SRE book's
-// K, its decay and protection are go-zero's additions): a backend is left alone until more than
-// a third of its calls fail, so a backend failing 30% is never throttled. A bucket is working
+// K is the SRE book's 2 (go-zero has 1.5): a backend is left alone until more than half its
+// calls fail, so one failing 30% of calls, or timing out half of them, keeps all its traffic and
+// serves what it can, where go-zero's 1.5 throttles the second hard. The decay of K to 1.1 over
+// a run of failing buckets, Protection 5 and 40 buckets over 10 s are go-zero's. A bucket is working
 // when it holds successes and at most Tolerance (a quarter) of its outcomes are failures: a
 // healthy backend's ordinary errors (a few percent) do not count against its recovery, where
 // go-zero's arithmetic restarts the recovery at every failure. Recovery is one bucket (250 ms):
