@@ -63,8 +63,10 @@
 // front of the server: once calls fail, it refuses most of them without a round trip, so a dead
 // server costs a breaker decision per call rather than a timeout; it lets a probe through every
 // second and closes as calls succeed again, with no restart. A key holding something else (another
-// type, or a string that is not two numbers) is an error matching [ErrGarbage] naming the key; the server
-// answered, so the breaker counts it as a success.
+// type, or a string that is not two numbers) is an error matching [ErrGarbage] naming the key; the
+// server answered, so the breaker counts it as a success. Every other error reply (OOM, BUSY,
+// READONLY, CLUSTERDOWN, MASTERDOWN, LOADING, ...) is a store failure: counted in Stats.Errors and
+// settled on the breaker as a failure, so a full or failing-over server sheds like a dead one.
 //
 //	policy      such a call is                       Do returns                        the quota meanwhile
 //	FailClosed  refused (the default)                ErrUnavailable (ward.ErrRefused)  never exceeded; nothing passes

@@ -257,6 +257,12 @@ func TestInvalid(t *testing.T) {
 		{"WithClock", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithClock(nil)); return err }},
 		{"WithTimeout", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithTimeout(0)); return err }},
 		{"option 0", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, nil); return err }},
+		{"client", func() error { _, err := wardredis.NewBucket((*redis.Client)(nil), "", 1, 1); return err }},
+		{"client", func() error { _, err := wardredis.NewPeriod((*redis.ClusterClient)(nil), "", 1, time.Second, false); return err }},
+		{"client", func() error { _, err := wardredis.NewSliding((*redis.Ring)(nil), "", 1, time.Second); return err }},
+		{"rate", func() error { _, err := wardredis.NewBucket(c, "", 1e-17, 1); return err }},
+		{"rate", func() error { _, err := wardredis.NewBucket(c, "", 5e-324, 1); return err }},
+		{"rate", func() error { _, err := wardredis.NewBucket(c, "", 1e-9, 1e6); return err }},
 	}
 	for _, tc := range cases {
 		err := tc.make()
@@ -267,6 +273,16 @@ func TestInvalid(t *testing.T) {
 	l, _ := wardredis.NewBucket(c, "", 1, 5, wait)
 	if _, err := l.TakeAt(context.Background(), "k", wardredis.MaxInstant+1000, 1); !errors.Is(err, ward.ErrInvalid) {
 		t.Errorf("TakeAt beyond MaxInstant: %v", err)
+	}
+	// the slowest bucket taken decides, and its key's expiry is one the server keeps
+	slow, err := wardredis.NewBucket(c, prefix(t), 2/(float64(wardredis.MaxInstant)/1e9), 2, wait)
+	if err != nil {
+		t.Fatalf("the slowest bucket: %v", err)
+	}
+	for i, want := range []bool{true, true, false} {
+		if d, err := slow.Take(context.Background(), "slow", 1); err != nil || d.OK != want || d.By != wardredis.Store {
+			t.Fatalf("the slowest bucket, call %d: %+v, %v", i, d, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -27,6 +28,8 @@ var ErrUnavailable = contract.Refusal("wardredis: quota store unavailable")
 
 // ErrGarbage is matched by the error of a call on a key that holds something other than this
 // limiter's state: another type, or fields that are not numbers. The key is named in the message.
+// Only the script's own answer about the key is garbage: every other error reply of the server
+// (OOM, BUSY, READONLY, CLUSTERDOWN, MASTERDOWN, LOADING, ...) is a store failure.
 var ErrGarbage = errors.New("wardredis: key holds no ward state")
 
 // errBroken is the cause Take returns when the breaker refused to ask the store: one value, so
@@ -280,16 +283,24 @@ func (*noCopy) Unlock() {}
 // Limiter decides at: 2^53 microseconds (about 285 years), the most a Lua number counts exactly.
 const MaxInstant = (1<<53 - 1) * int64(time.Microsecond)
 
+// maxRefill is the longest a bucket may take to refill from empty, in seconds: MaxInstant.
+const maxRefill = float64(MaxInstant) / 1e9
+
 // NewBucket returns a token bucket per key: perSecond tokens a second, at most burst held, each key
 // starting full; the key of k is prefix+k. It decides exactly as rate.Bucket does for the same
 // instants, counted in whole microseconds. perSecond must be positive and finite (a key that never
-// refills would never expire), burst in [1, 2^53].
+// refills would never expire), burst in [1, 2^53], and the bucket must refill from empty within
+// MaxInstant (burst/perSecond at most 2^53 µs, about 285 years), so that a key's expiry is a
+// time the server can keep.
 func NewBucket(c redis.UniversalClient, prefix string, perSecond float64, burst int, opts ...Option) (*Limiter, error) {
 	if !(perSecond > 0) || math.IsInf(perSecond, 0) {
 		return nil, contract.Field(ErrInvalid, "rate", perSecond, "finite and > 0")
 	}
 	if burst < 1 || burst > 1<<53 {
 		return nil, contract.Field(ErrInvalid, "burst", burst, "in [1, 2^53]")
+	}
+	if !(float64(burst)/perSecond <= maxRefill) {
+		return nil, contract.Field(ErrInvalid, "rate", perSecond, "at least burst/2^53µs (a bucket refills within MaxInstant)")
 	}
 	l, err := newLimiter(c, prefix, kindBucket, burst, opts)
 	if err != nil {
@@ -394,7 +405,7 @@ func (l *Limiter) newFallback(r, burst float64) (*rate.BucketLimiter, error) {
 }
 
 func newLimiter(c redis.UniversalClient, prefix string, k kind, most int, opts []Option) (*Limiter, error) {
-	if c == nil {
+	if c == nil || reflect.ValueOf(c).Kind() == reflect.Pointer && reflect.ValueOf(c).IsNil() {
 		return nil, contract.Field(ErrInvalid, "client", "nil", "a redis.UniversalClient")
 	}
 	if err := checkClient(c); err != nil {
@@ -609,9 +620,8 @@ func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, 
 		reply, err = l.client.Do(ctx, args...).Text()
 	}
 	if err != nil {
-		var re redis.Error
 		switch {
-		case errors.As(err, &re): // the server answered: it is up, the key is wrong
+		case redis.HasErrorPrefix(err, garbagePrefix): // the script read the key: the server is up, the key is wrong
 			p.Pass()
 			l.n.garbage.Add(1)
 			return l.fail(e, n, fmt.Errorf("%w: %q: %w", ErrGarbage, rkey, err))

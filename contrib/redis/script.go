@@ -23,6 +23,10 @@ package wardredis
 // nanoseconds until the open period ends (period only, 0 otherwise). One string rather than an
 // array: the client reads one value instead of six.
 
+// garbagePrefix opens the error the scripts answer a key holding something else with: the only
+// error reply that is not a store failure.
+const garbagePrefix = "WARDGARBAGE"
+
 // shared is the prologue both scripts begin with.
 const shared = `
 local key, op, n = KEYS[1], ARGV[1], tonumber(ARGV[3])
