@@ -31,9 +31,9 @@
 //
 // [Limiter.Do] does the same around a func(context.Context) error, with ward's one
 // classification: nil is a Pass; context.DeadlineExceeded and the errors [WithFailure] names are
-// a Fail; the caller's own cancellation, the errors [WithOwnError] names and every other error are
-// an Ignore (only overloads and successes say anything about load); a panic is a Fail and
-// continues. A refusal is [ErrLimitExceeded], which matches ward.ErrRefused and carries no wait.
+// a Fail; the errors [WithOwnError] names (not found, validation: the backend answered) are a
+// Pass, their response time a sample; the caller's own cancellation and every other error are an
+// Ignore (they say nothing sure about load); a panic is a Fail and continues. A refusal is [ErrLimitExceeded], which matches ward.ErrRefused and carries no wait.
 //
 // # Which rule
 //

@@ -63,8 +63,9 @@ func ExampleNewGradient() {
 	// 4x slower, limit falls: 24
 }
 
-// Do settles each call by its error: here a not-found is the caller's own (no sample), and an
-// error the backend returns when it is overloaded is a failure (a sample marked dropped).
+// Do settles each call by its error: here a not-found is the caller's own (the backend answered:
+// a success's sample), and an error the backend returns when it is overloaded is a failure (a
+// sample marked dropped).
 func ExampleLimiter_Do() {
 	errNotFound := errors.New("not found")
 	errBusy := errors.New("backend busy")

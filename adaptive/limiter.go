@@ -151,13 +151,20 @@ func WithSampleEvery(n int) Option {
 }
 
 // WithOwnError says which errors returned to [Limiter.Do] are the caller's own (not found,
-// validation): they settle as Ignore, freeing the slot without a sample. Any error that neither
-// this nor [WithFailure] claims settles as Ignore too, so this option only documents intent
-// unless WithFailure's predicate would also accept the error (WithFailure is asked first). A nil
-// predicate is an error.
+// validation): the backend did the work and answered, so they settle as a Pass, and their
+// response time is a sample like a success's. An error that neither this nor [WithFailure]
+// claims only frees the slot (an Ignore); an error both claim is a Fail (WithFailure is asked
+// first). A nil predicate is an error.
 func WithOwnError(own func(error) bool) Option {
 	return func(c *config) error { return contract.Set(ErrInvalid, "WithOwnError", &c.own, own) }
 }
+
+// ownAs and otherAs are how Do settles an error [WithOwnError] claims and any other error
+// neither predicate claims.
+const (
+	ownAs   = contract.Pass
+	otherAs = contract.Ignore
+)
 
 // WithFailure says which errors returned to [Limiter.Do] are overloads (a 503 from further in, a
 // full queue) besides context.DeadlineExceeded: they settle as Fail, a sample marked dropped.
@@ -327,8 +334,9 @@ func (l *Limiter) Snapshot() Snapshot {
 // settles the lease as ward's one classification says: nil is a Pass; the caller's own
 // cancellation (context.Canceled while ctx is done) is an Ignore; context.DeadlineExceeded, or an
 // error the [WithFailure] predicate accepts, is a Fail; an error the [WithOwnError] predicate
-// accepts, and any other error, is an Ignore: it frees the slot and is no sample, since only
-// overloads and successes say anything about load. A panicking fn settles as a Fail and the panic
+// accepts is a Pass (the backend answered: its response time is a sample); any other error is an
+// Ignore: it frees the slot and is no sample, since it says nothing sure about load. A panicking
+// fn settles as a Fail and the panic
 // continues. Do returns fn's error unchanged. A ctx already done returns its error
 // (context.Canceled or context.DeadlineExceeded) without taking a slot or recording a sample.
 func (l *Limiter) Do(ctx context.Context, fn func(context.Context) error) error {
@@ -341,7 +349,7 @@ func (l *Limiter) Do(ctx context.Context, fn func(context.Context) error) error 
 	}
 	defer lease.Fail() // a no-op once settled: only a panicking fn gets here unsettled
 	err := fn(ctx)
-	contract.Settle(contract.Classify(ctx, err, l.own, l.fail, contract.Ignore, contract.Ignore), lease.Pass, lease.Fail, lease.Ignore)
+	contract.Settle(contract.Classify(ctx, err, l.own, l.fail, ownAs, otherAs), lease.Pass, lease.Fail, lease.Ignore)
 	return err
 }
 

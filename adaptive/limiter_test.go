@@ -309,7 +309,8 @@ func TestDo(t *testing.T) {
 		{"deadline", live, context.DeadlineExceeded, "fail"},
 		{"deadline, wrapped", live, fmt.Errorf("dial: %w", context.DeadlineExceeded), "fail"},
 		{"WithFailure's", live, errOverload, "fail"},
-		{"WithOwnError's", live, errNotFound, "ignore"},
+		{"WithOwnError's", live, errNotFound, "pass"}, // the backend answered: a sample
+		{"WithOwnError's and WithFailure's", live, errors.Join(errNotFound, errOverload), "fail"},
 		{"other", live, errOther, "ignore"},
 	}
 	for _, r := range rows {

@@ -197,6 +197,6 @@ func (p *Partition) Do(ctx context.Context, fn func(context.Context) error) erro
 	}
 	defer pl.Fail() // a no-op once settled: only a panicking fn gets here unsettled
 	err := fn(ctx)
-	contract.Settle(contract.Classify(ctx, err, p.set.l.own, p.set.l.fail, contract.Ignore, contract.Ignore), pl.Pass, pl.Fail, pl.Ignore)
+	contract.Settle(contract.Classify(ctx, err, p.set.l.own, p.set.l.fail, ownAs, otherAs), pl.Pass, pl.Fail, pl.Ignore)
 	return err
 }

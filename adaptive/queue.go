@@ -289,6 +289,6 @@ func (q *Queue) Do(ctx context.Context, fn func(context.Context) error) error {
 	}
 	defer s.Fail() // a no-op once settled: only a panicking fn gets here unsettled
 	err = fn(ctx)
-	contract.Settle(contract.Classify(ctx, err, q.l.own, q.l.fail, contract.Ignore, contract.Ignore), s.Pass, s.Fail, s.Ignore)
+	contract.Settle(contract.Classify(ctx, err, q.l.own, q.l.fail, ownAs, otherAs), s.Pass, s.Fail, s.Ignore)
 	return err
 }

@@ -192,6 +192,9 @@ func DefaultVegas() Vegas {
 	return Vegas{Initial: 20, Max: 1000, Smoothing: 1.0, Alpha: 3, Beta: 6, Threshold: 1, Step: 1, ProbeMultiplier: 30}
 }
 
+// nilRoll is the error of a rule constructor given no draw source.
+var nilRoll = contract.Field(ErrInvalid, "roll", "nil", "a draw function (math/rand/v2's rand.Float64)")
+
 // VegasRule is the rule a [Vegas] policy builds.
 type VegasRule struct {
 	p        Vegas
@@ -203,9 +206,13 @@ type VegasRule struct {
 }
 
 // NewVegas validates p and returns its rule. roll supplies the draws in [0, 1) that jitter the
-// probe of the no-load time, so a fleet does not probe in step; nil draws from math/rand/v2. A
+// probe of the no-load time, so a fleet does not probe in step: math/rand/v2's rand.Float64 in
+// production, a fixed draw in tests. A nil roll is an error naming it, as every WithRand's is. A
 // draw outside [0, 1) (NaN included) is held into it.
 func NewVegas(p Vegas, roll func() float64) (*VegasRule, error) {
+	if roll == nil {
+		return nil, nilRoll
+	}
 	if err := checkBounds("Vegas", p.Initial, 1, p.Max); err != nil {
 		return nil, err
 	}
@@ -432,9 +439,13 @@ type MinRTTRule struct {
 }
 
 // NewMinRTT validates p and returns its rule. roll supplies the draws in [0, 1) that spread the
-// probes (ProbeEvery + floor(roll × ProbeEvery) samples apart); nil draws from math/rand/v2. A
+// probes (ProbeEvery + floor(roll × ProbeEvery) samples apart): math/rand/v2's rand.Float64 in
+// production, a fixed draw in tests. A nil roll is an error naming it, as every WithRand's is. A
 // draw outside [0, 1) (NaN included) is held into it.
 func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
+	if roll == nil {
+		return nil, nilRoll
+	}
 	if err := checkBounds("MinRTT", p.Initial, p.Min, p.Max); err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func TestHugeBounds(t *testing.T) {
 func TestMinRTTHugeProbe(t *testing.T) {
 	p := MinRTT{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Queue: 4, Tolerance: 2, ProbeEvery: 0, Backoff: 0.9}
 	for _, roll := range []float64{0, 0.5, 0.999} {
-		never, _ := NewMinRTT(p, nil)
+		never, _ := NewMinRTT(p, constRoll(0))
 		huge := p
 		huge.ProbeEvery = math.MaxInt
 		r, _ := NewMinRTT(huge, constRoll(roll))

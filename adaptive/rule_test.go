@@ -163,9 +163,19 @@ func mustFixed(n int) *FixedRule {
 
 func TestRuleConstructionErrors(t *testing.T) {
 	aimd := func(f func(*AIMD)) error { p := DefaultAIMD(); f(&p); _, err := NewAIMD(p); return err }
-	vegas := func(f func(*Vegas)) error { p := DefaultVegas(); f(&p); _, err := NewVegas(p, nil); return err }
+	vegas := func(f func(*Vegas)) error {
+		p := DefaultVegas()
+		f(&p)
+		_, err := NewVegas(p, constRoll(0.5))
+		return err
+	}
 	grad := func(f func(*Gradient)) error { p := DefaultGradient(); f(&p); _, err := NewGradient(p); return err }
-	minrtt := func(f func(*MinRTT)) error { p := DefaultMinRTT(); f(&p); _, err := NewMinRTT(p, nil); return err }
+	minrtt := func(f func(*MinRTT)) error {
+		p := DefaultMinRTT()
+		f(&p)
+		_, err := NewMinRTT(p, constRoll(0.5))
+		return err
+	}
 	for _, c := range []struct {
 		field string
 		err   error
@@ -189,7 +199,9 @@ func TestRuleConstructionErrors(t *testing.T) {
 		{"MinRTT.ProbeEvery", minrtt(func(p *MinRTT) { p.ProbeEvery = -1 })},
 		{"MinRTT.Backoff", minrtt(func(p *MinRTT) { p.Backoff = 0 })},
 		{"MinRTT.Max", minrtt(func(p *MinRTT) { p.Max = 0 })},
-		{"MinRTT.Queue", minrtt(func(p *MinRTT) { p.Queue = 1001 })}, // over Max: the limit could not stay within [queue, Max]
+		{"MinRTT.Queue", minrtt(func(p *MinRTT) { p.Queue = 1001 })},                             // over Max: the limit could not stay within [queue, Max]
+		{"roll = nil", func() error { _, err := NewVegas(DefaultVegas(), nil); return err }()},   // as WithRand(nil) is
+		{"roll = nil", func() error { _, err := NewMinRTT(DefaultMinRTT(), nil); return err }()}, // an error
 	} {
 		if c.err == nil || !errors.Is(c.err, ErrInvalid) || !strings.Contains(c.err.Error(), c.field) {
 			t.Errorf("want an error naming %s, got %v", c.field, c.err)

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
@@ -69,7 +70,7 @@ func protection(mode string) (wardhttp.Middleware, error) {
 		var err error
 		switch mode {
 		case "vegas":
-			rule, err = adaptive.NewVegas(adaptive.DefaultVegas(), nil)
+			rule, err = adaptive.NewVegas(adaptive.DefaultVegas(), rand.Float64)
 		case "gradient":
 			rule, err = adaptive.NewGradient(adaptive.DefaultGradient())
 		default:
