@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math/rand/v2"
 	"time"
 
 	"github.com/wardgo/ward/breaker"
@@ -9,56 +8,16 @@ import (
 
 // RecoveryStats is what a breaker did through an outage of its backend.
 type RecoveryStats struct {
-	Dead         int64   // calls let through to the dead backend during the outage
-	DeadOffered  int64   // calls offered during the outage
+	Dead         float64 // share of the calls offered during the outage that reached the dead backend
 	RefusedAfter float64 // share of the calls offered in the 10 s after the backend recovered that were refused
-	Clear        time.Duration
 	// Clear is how long after the recovery the breaker last refused a call; -1: it never refused one.
+	Clear time.Duration
 }
 
-// BreakerRecovery offers Poisson calls at 200 a second for 50 s to a backend that answers every
-// call at once, except from 20 s to 30 s, when it fails every call (dead), through a breaker
-// core built with p.
+// BreakerRecovery runs the "down" fault scenario (100 calls a second, 2% background errors, the
+// backend refusing connections for 20 s after 10 s of health, then 20 s of health again) through
+// a breaker core built with p: the shape of the client-side loopback harness.
 func BreakerRecovery(p breaker.Policy, seed uint64) RecoveryStats {
-	const rate = 200.0
-	down, up, end := int64(20*time.Second), int64(30*time.Second), int64(50*time.Second)
-	c, err := breaker.NewCore(p, 0)
-	if err != nil {
-		panic(err)
-	}
-	r := rand.New(rand.NewPCG(seed, 0xb4ea))
-	var s RecoveryStats
-	var after, refusedAfter int64
-	last := int64(-1)
-	for now := int64(0); now < end; now += int64(r.ExpFloat64() / rate * 1e9) {
-		dead := now >= down && now < up
-		if dead {
-			s.DeadOffered++
-		}
-		inAfter := now >= up && now < up+int64(10*time.Second)
-		if inAfter {
-			after++
-		}
-		if !c.Allow(now, r.Float64()) {
-			if inAfter {
-				refusedAfter++
-			}
-			if now >= up {
-				last = now
-			}
-			continue
-		}
-		if dead {
-			s.Dead++
-			c.Record(now, breaker.Failure)
-		} else {
-			c.Record(now, breaker.Success)
-		}
-	}
-	s.RefusedAfter = float64(refusedAfter) / float64(max(after, 1))
-	s.Clear = -1
-	if last >= 0 {
-		s.Clear = time.Duration(last - up)
-	}
-	return s
+	s := RunFaults(FaultScenarios()[0], CoreGate(p), seed)
+	return RecoveryStats{Dead: s.DownAll, RefusedAfter: s.After, Clear: s.Last}
 }

@@ -121,7 +121,7 @@ type OutageStats struct {
 // ward's breaker core, with a seeded draw; then 120 s of a backend failing one call in five.
 func Outage(seed uint64) OutageStats {
 	r := rand.New(rand.NewPCG(seed, 0x0b7a))
-	core, _ := breaker.NewCore(breaker.DefaultPolicy(), 0)
+	core, _ := breaker.NewCore(breaker.GoZeroPolicy(), 0)
 	ms := int64(time.Millisecond)
 	down, up := 30*int64(time.Second), 60*int64(time.Second)
 	var s OutageStats
@@ -160,7 +160,7 @@ func Outage(seed uint64) OutageStats {
 	}
 	s.RefusedDown = float64(downRefused) / float64(max(downCalls, 1))
 	s.RefusedUp = float64(upRefused) / float64(max(upCalls, 1))
-	healthy, _ := breaker.NewCore(breaker.DefaultPolicy(), 0)
+	healthy, _ := breaker.NewCore(breaker.GoZeroPolicy(), 0)
 	for i := 0; i < 120*100; i++ {
 		now := int64(i) * 10 * ms
 		if healthy.Allow(now, r.Float64()) {
