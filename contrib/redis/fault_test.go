@@ -258,7 +258,10 @@ func TestInvalid(t *testing.T) {
 		{"WithTimeout", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, wardredis.WithTimeout(0)); return err }},
 		{"option 0", func() error { _, err := wardredis.NewBucket(c, "", 1, 5, nil); return err }},
 		{"client", func() error { _, err := wardredis.NewBucket((*redis.Client)(nil), "", 1, 1); return err }},
-		{"client", func() error { _, err := wardredis.NewPeriod((*redis.ClusterClient)(nil), "", 1, time.Second, false); return err }},
+		{"client", func() error {
+			_, err := wardredis.NewPeriod((*redis.ClusterClient)(nil), "", 1, time.Second, false)
+			return err
+		}},
 		{"client", func() error { _, err := wardredis.NewSliding((*redis.Ring)(nil), "", 1, time.Second); return err }},
 		{"rate", func() error { _, err := wardredis.NewBucket(c, "", 1e-17, 1); return err }},
 		{"rate", func() error { _, err := wardredis.NewBucket(c, "", 5e-324, 1); return err }},

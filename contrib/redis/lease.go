@@ -20,8 +20,13 @@ type entry struct {
 	last  int64 // local instant the last lease was asked at
 	used  int   // tokens handed out since then
 	shut  int64 // local instant before which the store is known to refuse a call of one token
+	shutP int64 // the period of that refusal (a period limiter)
 	fb    *rate.BucketLimiter
 }
+
+// newEntry returns an entry with no lease and no refusal standing, at any instant of the clock,
+// before its origin too.
+func newEntry() *entry { return &entry{until: math.MinInt64, shut: math.MinInt64} }
 
 // hand answers a call of one token at now locally if it can: a leased token that has not
 // expired, or a refusal while the store's last refusal still stands.
@@ -30,7 +35,7 @@ func (e *entry) hand(now int64) (Decision, bool) {
 	defer e.mu.Unlock()
 	if e.left <= 0 || now >= e.until {
 		if now < e.shut {
-			return Decision{Wait: time.Duration(e.shut - now), By: Lease, Start: e.start}, true
+			return Decision{Wait: time.Duration(e.shut - now), By: Lease, Start: e.shutP}, true
 		}
 		return Decision{}, false
 	}
@@ -59,7 +64,9 @@ func (e *entry) ask(now int64, life time.Duration, most int) int {
 // fill keeps the tokens a lease granted beyond the one its caller takes, until sent (the local
 // instant the lease was asked at) plus the lease's life, and never past the end of the period
 // they belong to. Tokens of another period are dropped; two leases kept together expire at the
-// earlier deadline. So a token is handed out at most once, and only while it is valid.
+// earlier deadline; a lease of an earlier period than the live one's, answered late, keeps
+// nothing. So a token is handed out at most once, only while it is valid, and labelled with the
+// period it counts in.
 func (e *entry) fill(sent int64, d Decision, life time.Duration) {
 	deadline := sent + int64(life)
 	if d.reset > 0 {
@@ -71,7 +78,11 @@ func (e *entry) fill(sent int64, d Decision, life time.Duration) {
 	if d.granted <= 1 {
 		return
 	}
-	if e.left <= 0 || sent >= e.until || e.start != d.Start {
+	live := e.left > 0 && sent < e.until
+	if live && d.Start < e.start {
+		return
+	}
+	if !live || e.start != d.Start {
 		e.left, e.until = 0, deadline
 	}
 	e.left += d.granted - 1
@@ -81,15 +92,17 @@ func (e *entry) fill(sent int64, d Decision, life time.Duration) {
 
 // refuse remembers a refusal of the store: a call of one token asked at sent and refused with
 // wait cannot pass before sent + wait (the store decided no earlier than sent, and nothing but a
-// release brings a token sooner), so calls until then are refused here.
+// release brings a token sooner), so calls until then are refused here. A refusal answered
+// late, after a lease was granted, leaves that lease and its period alone.
 func (e *entry) refuse(sent int64, d Decision) {
 	if d.Wait <= 0 || d.Wait == rate.Forever {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.shut = max(e.shut, sent+int64(d.Wait))
-	e.start = d.Start
+	if until := sent + int64(d.Wait); until > e.shut {
+		e.shut, e.shutP = until, d.Start
+	}
 }
 
 // giveBack returns a token to the lease if it is still valid at now.
@@ -99,7 +112,7 @@ func (e *entry) giveBack(now int64) bool {
 	if now >= e.until {
 		return false
 	}
-	e.shut = 0
+	e.shut = math.MinInt64
 	e.left++
 	e.used--
 	return true
@@ -155,7 +168,7 @@ func (t *table) get(l *Limiter, key string) *entry {
 				break
 			}
 		}
-		e = &entry{}
+		e = newEntry()
 		s.m[key] = e
 	}
 	return e

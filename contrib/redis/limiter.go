@@ -492,7 +492,7 @@ func (l *Limiter) TakeAt(ctx context.Context, key string, now int64, n int) (Dec
 	if now > MaxInstant || now < -MaxInstant {
 		return Decision{}, contract.Field(ErrInvalid, "now", now, "within MaxInstant of the clock's origin")
 	}
-	return l.store(ctx, l.prefix, key, nil, opTake, micros(now), n)
+	return l.store(ctx, l.prefix, key, nil, opTake, micros(now), n, n)
 }
 
 func micros(now int64) string {
@@ -547,7 +547,7 @@ func (l *Limiter) release(ctx context.Context, pre, key string, e *entry) error 
 	if l.cfg.leaseMax > 0 && e.giveBack(l.local()) {
 		return nil
 	}
-	_, err := l.store(ctx, pre, key, e, opRelease, l.instant(), 0)
+	_, err := l.store(ctx, pre, key, e, opRelease, l.instant(), 0, 0)
 	return err
 }
 
@@ -562,7 +562,7 @@ var (
 // two are joined only for a round trip, so that a lease's answer allocates nothing.
 func (l *Limiter) take(ctx context.Context, pre, key string, e *entry, n int) (Decision, error) {
 	if l.cfg.leaseMax == 0 || n != 1 {
-		return l.store(ctx, pre, key, e, opTake, l.instant(), n)
+		return l.store(ctx, pre, key, e, opTake, l.instant(), n, n)
 	}
 	sent := l.local()
 	if d, ok := e.hand(sent); ok {
@@ -574,7 +574,7 @@ func (l *Limiter) take(ctx context.Context, pre, key string, e *entry, n int) (D
 		return d, nil
 	}
 	ask := e.ask(sent, l.cfg.life, l.cfg.leaseMax)
-	d, err := l.store(ctx, pre, key, e, opLease, l.instant(), ask)
+	d, err := l.store(ctx, pre, key, e, opLease, l.instant(), ask, 1)
 	switch {
 	case err != nil:
 	case d.OK:
@@ -593,12 +593,14 @@ func (l *Limiter) instant() string {
 	return micros(l.cfg.clock())
 }
 
-// store runs the script once, through the breaker; when it cannot, the failure policy decides.
-func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, now string, n int) (Decision, error) {
+// store runs the script once, asking for n tokens, through the breaker; when it cannot, the
+// failure policy decides the caller's own want tokens (a lease asks for more than its caller
+// takes).
+func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, now string, n, want int) (Decision, error) {
 	p, err := l.brk.Allow()
 	if err != nil {
 		l.n.broken.Add(1)
-		return l.fail(e, n, errBroken)
+		return l.fail(e, want, errBroken)
 	}
 	rkey := pre + key
 	if _, ok := ctx.Deadline(); !ok {
@@ -624,20 +626,20 @@ func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, 
 		case redis.HasErrorPrefix(err, garbagePrefix): // the script read the key: the server is up, the key is wrong
 			p.Pass()
 			l.n.garbage.Add(1)
-			return l.fail(e, n, fmt.Errorf("%w: %q: %w", ErrGarbage, rkey, err))
+			return l.fail(e, want, fmt.Errorf("%w: %q: %w", ErrGarbage, rkey, err))
 		case ctx.Err() != nil && errors.Is(err, context.Canceled):
 			p.Ignore()
 		default:
 			p.Fail()
 		}
 		l.n.errs.Add(1)
-		return l.fail(e, n, fmt.Errorf("wardredis: %q: %w", rkey, err))
+		return l.fail(e, want, fmt.Errorf("wardredis: %q: %w", rkey, err))
 	}
 	p.Pass()
 	d, serverUs, err := l.parse(reply)
 	if err != nil {
 		l.n.errs.Add(1)
-		return l.fail(e, n, err)
+		return l.fail(e, want, err)
 	}
 	if l.cfg.clock == nil {
 		l.offset.Store(serverUs*1000 - sent)

@@ -59,15 +59,18 @@ var wait = wardredis.WithTimeout(patient)
 
 // client returns a client of s that respects contexts, closed when t ends. Its socket timeouts
 // are patient too: only a context's deadline, set by the test or the limiter, bounds a call.
-func client(t testing.TB, s *redistest.Server) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
+func client(t testing.TB, s *redistest.Server) *redis.Client { return clientAt(t, s.Addr()) }
+
+// clientAt is client for a server at addr.
+func clientAt(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
 		DialTimeout: patient, ReadTimeout: patient, WriteTimeout: patient,
 		DialerRetries: 1, DialerRetryTimeout: time.Millisecond, PoolSize: 16})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), patient)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
-		t.Fatalf("PING %s: %v", s.Addr(), err)
+		t.Fatalf("PING %s: %v", addr, err)
 	}
 	return c
 }
