@@ -35,6 +35,7 @@ type config struct {
 	sleep   func(context.Context, time.Duration) error
 	roll    func() float64
 	retryIf func(error) bool
+	custom  bool // a WithRetryIf replaced the default retryIf
 }
 
 // WithSleep replaces the wait between tries: it must wait d or return ctx's error when ctx ends
@@ -63,13 +64,19 @@ func WithRand(roll func() float64) Option {
 
 // WithRetryIf says which errors are worth another try (default: every error but the context's
 // own). It narrows what Do retries and never widens it: a ward refusal without a wait is not
-// retried whatever it says. A nil predicate is an error.
+// retried whatever it says. Several WithRetryIf narrow together: an error is retried only when
+// every one of them accepts it, so a rule added by a wrapper (an HTTP transport's) never drops
+// the caller's. A nil predicate is an error.
 func WithRetryIf(retryable func(error) bool) Option {
 	return func(c *config) error {
 		if retryable == nil {
 			return contract.Field(ErrInvalid, "WithRetryIf", "nil", "a predicate")
 		}
-		c.retryIf = retryable
+		if prev := c.retryIf; c.custom {
+			c.retryIf = func(err error) bool { return prev(err) && retryable(err) }
+			return nil
+		}
+		c.retryIf, c.custom = retryable, true
 		return nil
 	}
 }

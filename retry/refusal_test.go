@@ -97,3 +97,32 @@ func TestDoOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryIfNarrowsTogether: a second WithRetryIf narrows what the first allows instead of
+// replacing it; the first replaces the default (so it may retry a deadline).
+func TestRetryIfNarrowsTogether(t *testing.T) {
+	errA, errB := errors.New("a"), errors.New("b")
+	notA := WithRetryIf(func(err error) bool { return !errors.Is(err, errA) })
+	notB := WithRetryIf(func(err error) bool { return !errors.Is(err, errB) })
+	all := WithRetryIf(func(error) bool { return true })
+	sleep := WithSleep(func(context.Context, time.Duration) error { return nil })
+	b := DefaultBackoff()
+	for _, c := range []struct {
+		name  string
+		err   error
+		opts  []Option
+		calls int
+	}{
+		{"first allows, second refuses", errB, []Option{notA, notB}, 1},
+		{"first refuses, second allows", errA, []Option{notA, notB}, 1},
+		{"both allow", errors.New("c"), []Option{notA, notB}, 3},
+		{"one replaces the default", context.DeadlineExceeded, []Option{all}, 3},
+		{"the default", context.DeadlineExceeded, nil, 1},
+	} {
+		calls := 0
+		_ = Do(context.Background(), b, func(context.Context) error { calls++; return c.err }, append(c.opts, sleep)...)
+		if calls != c.calls {
+			t.Errorf("%s: %d calls, want %d", c.name, calls, c.calls)
+		}
+	}
+}

@@ -36,16 +36,20 @@ const (
 	DefaultRetryRatio  = 0.1
 )
 
-// NewRetryBudget returns a full budget of maxTokens (in (0, 1000], as A6 bounds it) that gives
-// back ratio of a token per success (in (0, 1], kept to thousandths as A6 does).
+// NewRetryBudget returns a full budget of maxTokens that gives back ratio of a token per success.
+// Both are kept in thousandths, as A6 keeps them: maxTokens is rounded to the nearest thousandth
+// and must lie in [0.001, 1000]; ratio is truncated to thousandths (A6 ignores any further
+// precision) and must lie in [0.001, 1]. A value that would keep no thousandth at all (a budget
+// that never retries, a ratio that never refills) is an error naming the argument, not a value
+// moved into range.
 func NewRetryBudget(maxTokens, ratio float64) (*RetryBudget, error) {
-	if !(maxTokens > 0 && maxTokens <= 1000) {
-		return nil, contract.Field(ErrInvalid, "maxTokens", maxTokens, "in (0, 1000]")
+	if !(maxTokens <= 1000) || !(math.Round(maxTokens*1000) >= 1) {
+		return nil, contract.Field(ErrInvalid, "maxTokens", maxTokens, "in [0.001, 1000]")
 	}
-	if !(ratio > 0 && ratio <= 1) {
-		return nil, contract.Field(ErrInvalid, "ratio", ratio, "in (0, 1]")
+	if !(ratio <= 1) || !(int64(ratio*1000) >= 1) {
+		return nil, contract.Field(ErrInvalid, "ratio", ratio, "in [0.001, 1]")
 	}
-	b := &RetryBudget{max: int64(math.Round(maxTokens * 1000)), ratio: max(int64(ratio*1000), 1)}
+	b := &RetryBudget{max: int64(math.Round(maxTokens * 1000)), ratio: int64(ratio * 1000)}
 	b.tokens.Store(b.max)
 	return b, nil
 }

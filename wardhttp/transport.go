@@ -119,9 +119,24 @@ func WithMaxRetryAfter(d time.Duration) TransportOption {
 }
 
 // WithRetryOptions passes options to retry.Do (retry.WithSleep, retry.WithRand: tests use them).
-// A retry.WithRetryIf among them is replaced by the Transport's own rule.
+// A retry.WithRetryIf among them narrows the Transport's own rule: a response is retried only when
+// both accept it. The options are checked here: a nil option, or one retry.Do rejects, is an error
+// naming WithRetryOptions, at NewTransport rather than on every request.
 func WithRetryOptions(opts ...retry.Option) TransportOption {
-	return func(c *transportConfig) error { c.retryOpts = opts; return nil }
+	return func(c *transportConfig) error {
+		for i, o := range opts {
+			if o == nil {
+				return contract.Field(ErrInvalid, "WithRetryOptions option "+strconv.Itoa(i), "nil", "a retry.Option")
+			}
+		}
+		// A dry run of one attempt applies every option the way each request will.
+		once := retry.Backoff{Base: 1, Factor: 1, Cap: 1, Attempts: 1, Jitter: retry.Rigid}
+		if err := retry.Do(context.Background(), once, func(context.Context) error { return nil }, opts...); err != nil {
+			return contract.Field(ErrInvalid, "WithRetryOptions", err, "options retry.Do accepts")
+		}
+		c.retryOpts = opts
+		return nil
+	}
 }
 
 // WithWallClock replaces time.Now for reading a Retry-After given as an HTTP-date.
