@@ -218,6 +218,18 @@ func TestContract(t *testing.T) {
 	if !k.Acquire(0) {
 		t.Fatal("Acquire after Release refused")
 	}
+	k.Release(0)
+	if a, err := k.Admit(context.Background()); err != nil || !a.Settled() {
+		t.Fatalf("Admit: %v (settled %v)", err, a.Settled())
+	}
+	if _, err := k.Admit(context.Background()); !errors.Is(err, rate.ErrLimited) || !errors.Is(err, ward.ErrRefused) {
+		t.Fatalf("Admit on a spent key: %v", err)
+	}
+	dead, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := k.Admit(dead); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Admit with a done context: %v", err)
+	}
 	// the server runs on this machine: its clock, as the replies said it, is the local Unix time
 	// give or take the time the calls took
 	slack := time.Since(begin) + 10*time.Millisecond
