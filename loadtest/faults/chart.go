@@ -64,10 +64,16 @@ func panel(b *strings.Builder, run Run, names []string, field Field, left, top i
 	total := s.Total().Seconds()
 	x := func(t float64) float64 { return float64(left) + t/total*panelW }
 	// shaded fault stretches
-	for d := s.Warm; d < s.Recovery(); d += Tick {
-		if s.ModeAt(d) != Healthy {
-			fmt.Fprintf(b, `<rect x="%.1f" y="%d" width="%.2f" height="%d" fill="#f3dede"/>`+"\n",
-				x(d.Seconds()), top, x((d+Tick).Seconds())-x(d.Seconds()), panelH)
+	from := time.Duration(-1)
+	for d := time.Duration(0); d <= s.Total(); d += Tick {
+		faulty := d < s.Total() && s.ModeAt(d) != Healthy
+		switch {
+		case faulty && from < 0:
+			from = d
+		case !faulty && from >= 0:
+			fmt.Fprintf(b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#f3dede"/>`+"\n",
+				x(from.Seconds()), top, x(d.Seconds())-x(from.Seconds()), panelH)
+			from = -1
 		}
 	}
 	series := map[string][]float64{}

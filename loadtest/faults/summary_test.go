@@ -194,9 +194,14 @@ func TestChart(t *testing.T) {
 	if count["svg"] != 1 || count["polyline"] != 2*2*2 {
 		t.Errorf("%d svg, %d polylines; want 1 and 8", count["svg"], count["polyline"])
 	}
-	// 20 s of fault in Ticks, in both panels of each run
-	if shaded := strings.Count(svg, `fill="#f3dede"`); shaded != 2*2*int(20*s/Tick) {
-		t.Errorf("%d shaded Ticks, want %d", shaded, 2*2*int(20*s/Tick))
+	// one stretch of fault in both panels of each run
+	if shaded := strings.Count(svg, `fill="#f3dede"`); shaded != 2*2 {
+		t.Errorf("%d shaded stretches, want 4", shaded)
+	}
+	// a flapping dependency's five down stretches
+	flap := scenario(t, "flapping")
+	if shaded := strings.Count(Chart([]Run{{Scenario: flap}}), `fill="#f3dede"`); shaded != 2*5 {
+		t.Errorf("flapping: %d shaded stretches, want 10", shaded)
 	}
 	r := rates(rs[0].Series[0], Sent)
 	if len(r) != int(down(t).Total()/Bin) || r[0] != 100 {

@@ -32,7 +32,7 @@ func Clients() []Client {
 	return []Client{
 		{"ward default", "wardhttp.NewTransport as it comes: breaker.New's default policy", wardClient()},
 		{"ward RecoveryPolicy", "breaker.WithPolicy(breaker.RecoveryPolicy())", wardClient(breaker.WithPolicy(breaker.RecoveryPolicy()))},
-		{"ward go-zero exact", "breaker.WithPolicy(breaker.DefaultPolicy()): go-zero's constants", wardClient(breaker.WithPolicy(breaker.DefaultPolicy()))},
+		{"ward GoZeroPolicy", "breaker.WithPolicy(breaker.GoZeroPolicy()): go-zero v1.10.3 exactly", wardClient(breaker.WithPolicy(breaker.GoZeroPolicy()))},
 		{"go-zero", "github.com/zeromicro/go-zero v1.10.3 core/breaker.NewBreaker()", guarded(func() guard { return goZero{zbreaker.NewBreaker()} })},
 		{"gobreaker 60 s", "github.com/sony/gobreaker/v2 v2.4.0 two-step, default Settings (open 60 s)", guarded(func() guard { return newGobreaker(0) })},
 		{"gobreaker 5 s", "the same with Settings.Timeout 5 s", guarded(func() guard { return newGobreaker(5 * time.Second) })},

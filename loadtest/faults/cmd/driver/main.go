@@ -285,8 +285,8 @@ func write(dir, readme string, res Results) error {
 	}
 	b.WriteString(".\n\n")
 	fmt.Fprintf(&b, "Every client is offered %d calls a second, open loop, by the driver; each calls its own "+
-		"dependency port (a separate process on loopback). An attempt waits %s for its response headers, a call "+
-		"%s in all.\n\n", faults.Rate, faults.AttemptTimeout, faults.CallTimeout)
+		"dependency port (a separate process on loopback). An attempt waits %d ms for its response headers, a call "+
+		"%g s in all.\n\n", faults.Rate, faults.AttemptTimeout.Milliseconds(), faults.CallTimeout.Seconds())
 	b.WriteString("## Summary\n\n" + faults.Tables(res.Runs) + "\n")
 	b.WriteString("## The clients\n\n| client | what it is |\n|---|---|\n")
 	for _, c := range clients.Clients() {
