@@ -96,8 +96,8 @@ func (s *partitionSettler) End(ctx context.Context, a, b int64, err error) {
 	s.Settle(a, b, (*Partition)(s).set.l.classify(ctx, err))
 }
 
-// classify is the limiter's one classification of a call's error, the one Do applies: own and
-// other errors alike free the slot without a sample.
+// classify is the limiter's one classification of a call's error, the one Do applies (ownAs,
+// otherAs).
 func (l *Limiter) classify(ctx context.Context, err error) ward.Outcome {
-	return contract.Classify(ctx, err, l.own, l.fail, contract.Ignore, contract.Ignore)
+	return contract.Classify(ctx, err, l.own, l.fail, ownAs, otherAs)
 }
