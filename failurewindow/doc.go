@@ -42,9 +42,12 @@
 //   - A call at an instant far later than the stamps (a Unix time passed to AdmitAt or RecordAt
 //     on a Window whose clock started near 0) reads as the clock jumping ahead, as a long idle
 //     spell would: for that call, every failure is out of the window. AdmitAt writes nothing but a
-//     pull-back, so the next Admit on the clock still refuses; RecordAt and its sweep drop what
-//     that instant finds expired. Mixing origins is a mistake the Window survives, not one it can
-//     undo: give every …At call an instant of [Window.Now]'s clock.
+//     pull-back, so the next Admit on the clock still refuses; RecordAt drops what that instant
+//     finds expired of that key's own failures. Mixing origins is a mistake the Window survives,
+//     not one it can undo: give every …At call an instant of [Window.Now]'s clock.
+//   - An instant touches only the key it is given with. Sweeps and evictions, which look at other
+//     keys, read the Window's own clock: no instant handed to one key, of any origin, expires,
+//     pulls back or evicts another key's failures, so an offender at its limit stays refused.
 //   - A failure recorded at an instant before the key's newest stamp is stamped at that newest
 //     stamp: stamps stay ascending and no failure leaves the window sooner than an earlier one.
 //   - A refused key's wait is more than zero and never more than the window, for any instants,

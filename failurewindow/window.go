@@ -374,7 +374,7 @@ func (w *Window) RecordAt(key string, now int64) {
 	if done, _ := w.tryRecord(key, h, now, false); done {
 		return
 	}
-	if !w.evict(now) {
+	if !w.evict(w.clock()) { // other keys are judged on the Window's own clock, never on now
 		w.uncounted.Add(1)
 		return
 	}
@@ -547,17 +547,30 @@ func (s *shard) remove(i int32) {
 }
 
 // maybeSweep runs a sweep when the table has doubled since the last one or a window has passed
-// (a last sweep more than a window later than now counts as one a window old).
+// (a last sweep more than a window later than the instant counts as one a window old). now, the
+// instant of one key's call, only says a sweep may be due: the sweep touches every key, so it
+// runs at the Window's own clock, read then, and an instant of another origin handed to one key
+// can neither expire nor pull back another key's failures.
 func (w *Window) maybeSweep(now int64) {
-	last := w.lastSweep.Load()
-	if !w.out(last, now) && !w.ahead(last, now) && w.stored.Load() < 2*max(w.swept.Load(), 1024) {
+	if !w.sweepDue(now) {
+		return
+	}
+	own := w.clock()
+	if own != now && !w.sweepDue(own) {
 		return
 	}
 	if !w.sweeping.CompareAndSwap(false, true) {
 		return
 	}
 	defer w.sweeping.Store(false)
-	w.sweep(now)
+	w.sweep(own)
+}
+
+// sweepDue reports whether a sweep at now is due: the table has doubled since the last one, or a
+// window has passed (or the last lies more than a window after now).
+func (w *Window) sweepDue(now int64) bool {
+	last := w.lastSweep.Load()
+	return w.out(last, now) || w.ahead(last, now) || w.stored.Load() >= 2*max(w.swept.Load(), 1024)
 }
 
 // sweep drops every expired stamp and every key left with none, shard by shard.

@@ -202,27 +202,29 @@ func TestMixedOrigins(t *testing.T) {
 	}
 }
 
-// TestSweepPulledBack: a last sweep stamped far ahead of the clock (a Record at a Unix instant)
-// does not stop the sweeps on the clock: the next Record reads it as due and sweeps at its own
-// instant, pulling the Unix stamps back; a window later they are reclaimed.
+// TestSweepPulledBack: a Record at a Unix instant does not sweep at that instant (the sweep
+// runs on the Window's own clock); the sweeps on the clock pull the Unix stamps back, and a
+// window later they are reclaimed.
 func TestSweepPulledBack(t *testing.T) {
 	now := int64(0)
 	w, _ := New(2, 10*time.Second, WithClock(func() int64 { return now }))
 	unix := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	w.RecordAt("unix", unix) // sweeps at that instant
-	if got := w.lastSweep.Load(); got != unix {
-		t.Fatalf("last sweep at %d, want %d", got, unix)
+	w.RecordAt("unix", unix)
+	if got := w.lastSweep.Load(); got != 0 {
+		t.Fatalf("last sweep at %d after a Record at a Unix instant, want 0 (none since New)", got)
 	}
 	for i := 0; i < 50; i++ {
-		w.Record(fmt.Sprint("a", i)) // the first sweeps at 0
-	}
-	if got := w.lastSweep.Load(); got != 0 {
-		t.Fatalf("last sweep at %d after a Record at 0, want 0", got)
+		w.Record(fmt.Sprint("a", i))
 	}
 	now = 20 * sec
-	w.Record("b") // a window since the last sweep
+	w.Record("b") // a window since the last sweep: the a keys go, unix is pulled back to 20 s
+	if s := w.Snapshot(); s.Keys != 2 || s.Stored != 2 || w.lastSweep.Load() != now {
+		t.Fatalf("after the sweep at 20 s %+v (last sweep %d), want b and unix", s, w.lastSweep.Load())
+	}
+	now = 40 * sec
+	w.Record("c")
 	if s := w.Snapshot(); s.Keys != 1 || s.Stored != 1 {
-		t.Fatalf("after the sweep %+v, want only b", s)
+		t.Fatalf("after the sweep at 40 s %+v, want only c", s)
 	}
 }
 
