@@ -3,15 +3,20 @@ package ward_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
+	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
+	"github.com/wardgo/ward/retry"
 	"github.com/wardgo/ward/shed"
+	"github.com/wardgo/ward/wardhttp"
 )
 
 // The contract table, at compile time: every guard has Do and Now, every handle Pass, Fail and
@@ -53,6 +58,18 @@ var rows = []row{
 		clock := func() int64 { return *now }
 		l := must(adaptive.New(must(adaptive.NewFixed(1)), adaptive.WithClock(clock)))
 		return l, func() { l.Acquire() } // holds the only slot
+	}},
+	{"adaptive.Queue", adaptive.ErrLimitExceeded, false, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		l := must(adaptive.New(must(adaptive.NewFixed(1)), adaptive.WithClock(clock)))
+		q := must(adaptive.NewQueue(l, adaptive.WithMaxWait(time.Nanosecond)))
+		return q, func() { l.Acquire() } // holds the only slot: a waiter's nanosecond runs out
+	}},
+	{"adaptive.Partition", adaptive.ErrLimitExceeded, false, func(now *int64) (ward.Guard, func()) {
+		clock := func() int64 { return *now }
+		l := must(adaptive.New(must(adaptive.NewFixed(2)), adaptive.WithClock(clock)))
+		ps := must(adaptive.NewPartitions(l, adaptive.Share{Name: "live", Fraction: 0.5}, adaptive.Share{Name: "batch", Fraction: 0.5}))
+		return ps.Partition("live"), func() { ps.Partition("batch").Acquire(); ps.Partition("batch").Acquire() }
 	}},
 	{"breaker.Breaker", breaker.ErrUnavailable, false, func(now *int64) (ward.Guard, func()) {
 		clock := func() int64 { return *now }
@@ -188,6 +205,31 @@ func TestHandlesSettleOnce(t *testing.T) {
 			}
 			keep.Ignore()
 
+			q := must(adaptive.NewQueue(l))
+			slot, _ := q.TryAcquire()
+			first(&slot)
+			second(&slot)
+			if n := l.InFlight(); n != 0 {
+				t.Fatalf("adaptive.Slot: %d in flight after settling the only slot twice, want 0", n)
+			}
+			ps := must(adaptive.NewPartitions(l, adaptive.Share{Name: "all", Fraction: 1}))
+			keepPL, _ := ps.Partition("all").Acquire()
+			pl, _ := ps.Partition("all").Acquire()
+			first(&pl)
+			second(&pl)
+			if n, pn := l.InFlight(), ps.Partition("all").InFlight(); n != 1 || pn != 1 {
+				t.Fatalf("adaptive.PartitionLease: %d in flight (%d in the partition) after settling one of two twice, want 1", n, pn)
+			}
+			keepPL.Ignore()
+			keepA, _ := l.Admit(context.Background())
+			adm, _ := l.Admit(context.Background())
+			first(&adm)
+			second(&adm)
+			if n := l.InFlight(); n != 1 {
+				t.Fatalf("ward.Admission: %d in flight after settling one of two twice, want 1", n)
+			}
+			keepA.Ignore()
+
 			b := must(breaker.New())
 			bp, _ := b.Allow()
 			first(&bp)
@@ -220,19 +262,45 @@ func TestPerKeyRow(t *testing.T) {
 	}
 }
 
-// TestInvalidMatches: every package's configuration errors match ward.ErrInvalid and name the
-// field.
+// TestInvalidMatches: every package's configuration errors match ward.ErrInvalid and the
+// package's own ErrInvalid, and name the field.
 func TestInvalidMatches(t *testing.T) {
 	var nilClock func() int64
-	for name, err := range map[string]error{
-		"adaptive": second(adaptive.NewFixed(0)),
-		"breaker":  second(breaker.New(breaker.WithClock(nilClock))),
-		"shed":     second(shed.New(shed.WithClock(nilClock))),
-		"rate":     second(rate.NewBucketLimiter(1, 0)),
-		"failures": second(failurewindow.New(0, time.Minute)),
+	fixed := must(adaptive.New(must(adaptive.NewFixed(1))))
+	badBreaker := breaker.DefaultPolicy()
+	badBreaker.K = -1
+	badShed := shed.DefaultPolicy()
+	badShed.Window = -1
+	for _, c := range []struct {
+		name  string
+		err   error
+		pkg   error
+		field string
+	}{
+		{"adaptive.NewFixed", second(adaptive.NewFixed(0)), adaptive.ErrInvalid, "Fixed.n"},
+		{"adaptive.New", second(adaptive.New(nil)), adaptive.ErrInvalid, "rule"},
+		{"adaptive.NewQueue", second(adaptive.NewQueue(fixed, adaptive.WithMaxWait(-1))), adaptive.ErrInvalid, "WithMaxWait"},
+		{"adaptive.NewPartitions", second(adaptive.NewPartitions(fixed, adaptive.Share{Name: "a", Fraction: 2})), adaptive.ErrInvalid, "shares[0].Fraction"},
+		{"breaker.New", second(breaker.New(breaker.WithPolicy(badBreaker))), breaker.ErrInvalid, "Policy.K"},
+		{"breaker.WithClock", second(breaker.New(breaker.WithClock(nilClock))), breaker.ErrInvalid, "WithClock"},
+		{"breaker.NewCore", second(breaker.NewCore(badBreaker, 0)), breaker.ErrInvalid, "Policy.K"},
+		{"shed.New", second(shed.New(shed.WithPolicy(badShed))), shed.ErrInvalid, "Policy.Window"},
+		{"shed.WithClock", second(shed.New(shed.WithClock(nilClock))), shed.ErrInvalid, "WithClock"},
+		{"rate.NewBucketLimiter", second(rate.NewBucketLimiter(1, 0)), rate.ErrInvalid, "burst"},
+		{"rate.NewSlidingLimiter", second(rate.NewSlidingLimiter(0, time.Second)), rate.ErrInvalid, "quota"},
+		{"failurewindow.New", second(failurewindow.New(0, time.Minute)), failurewindow.ErrInvalid, "limit"},
+		{"retry.Backoff", retry.Backoff{Base: -1}.Validate(), retry.ErrInvalid, "Backoff.Base"},
+		{"atomicwindow.NewWindow", second(atomicwindow.NewWindow[int](0, time.Second, 0)), atomicwindow.ErrInvalid, "size"},
+		{"atomicwindow.NewBatch", second(atomicwindow.NewBatch(99)), atomicwindow.ErrInvalid, "kinds[0]"},
+		{"pool.Limits", pool.Limits{Size: -1}.Validate(), pool.ErrInvalid, "Limits.Size"},
+		{"wardhttp.Guard", second(wardhttp.Guard(nil)), wardhttp.ErrInvalid, "Guard"},
+		{"wardhttp.NewTransport", second(wardhttp.NewTransport(nil, wardhttp.WithBreaker(breaker.WithPolicy(badBreaker)))), breaker.ErrInvalid, "Policy.K"},
+		{"ward.With", second(ward.With()), ward.ErrInvalid, "guards"},
 	} {
-		if !errors.Is(err, ward.ErrInvalid) {
-			t.Errorf("%s: %v does not match ward.ErrInvalid", name, err)
+		if !errors.Is(c.err, ward.ErrInvalid) || !errors.Is(c.err, c.pkg) {
+			t.Errorf("%s: %v does not match ward.ErrInvalid and %v", c.name, c.err, c.pkg)
+		} else if !strings.Contains(c.err.Error(), c.field+" = ") {
+			t.Errorf("%s: %q does not name the field %s", c.name, c.err, c.field)
 		}
 	}
 }
