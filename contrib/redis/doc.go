@@ -2,7 +2,7 @@
 // an exact sliding window per key, kept in Redis (github.com/redis/go-redis/v9, any redis.UniversalClient: a single
 // server, Sentinel or Cluster) and decided on the server, atomically, by one Lua script per call.
 //
-//	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+//	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true, MaxRetries: -1})
 //	l, err := wardredis.NewPeriod(c, "quota:", 1000, time.Minute, false,
 //		wardredis.WithLease(50, 100*time.Millisecond), wardredis.WithFallback(1.0/20))
 //	...
@@ -75,9 +75,24 @@
 //	            Limiter per key at share of the      with its wait
 //	            quota (WithFallback(share))
 //
-// A call never outlives its context: a context without a deadline gets WithTimeout's (100 ms).
-// go-redis honours a context's deadline on the socket only with ContextTimeoutEnabled, so a
-// *redis.Client, *redis.ClusterClient or *redis.Ring without it is a configuration error.
+// The store's share of a call is bounded: a round trip runs until the call's context's deadline
+// or WithTimeout's (100 ms unless told), whichever comes first, so a dead, hung or unreachable
+// server costs each call at most that timeout, never the caller's whole deadline, until the
+// breaker opens and costs nothing. go-redis honours a context's deadline on the socket and while
+// dialing only with ContextTimeoutEnabled, so a *redis.Client, *redis.ClusterClient or
+// *redis.Ring without it is a configuration error. The client settings for a quota store:
+//
+//	redis.NewClient(&redis.Options{
+//		Addr:                  addr,
+//		ContextTimeoutEnabled: true,                   // required: the call's deadline reaches the socket
+//		MaxRetries:            -1,                     // no retry: a script whose reply was lost may have run
+//		DialTimeout:           100 * time.Millisecond, // an unreachable server fails fast
+//		DialerRetries:         1,                      // one dial a call; the breaker decides when to try again
+//		PoolTimeout:           100 * time.Millisecond, // a pool drained by a hung server refuses fast
+//	})
+//
+// go-redis's defaults with ContextTimeoutEnabled work too (the timeout bounds them); these make
+// an outage cheaper still, and MaxRetries: -1 keeps go-redis from sending a decision twice.
 //
 // # The contract
 //
@@ -102,7 +117,8 @@
 //   - Local state (leases, fallback limiters) is kept for at most WithKeys keys (10,000); a key
 //     dropped to make room loses its lease (tokens wasted, not reused) and its fallback starts
 //     full.
-//   - go-redis retries a failed dial (DialerRetries, 5 × 100 ms by default) and, once dials keep
-//     failing, dials again in the background about once a second: a server back from a restart
-//     is seen within about a second of it, then the breaker's probe finds it.
+//   - go-redis retries a failed dial within a call's deadline (DialerRetries, 5 × 100 ms by
+//     default) and, once dials keep failing, dials again in the background about once a second:
+//     a server back from a restart is seen within about a second of it, then the breaker's probe
+//     finds it.
 package wardredis

@@ -147,8 +147,10 @@ func WithClock(now func() int64) Option {
 	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
-// WithTimeout bounds a call that brings no deadline of its own (Allow, Acquire, a context
-// without a deadline): 100 ms unless told. Must be positive.
+// WithTimeout bounds the store's share of every call: a round trip (and a reload of the script)
+// runs until the context's deadline or this timeout, whichever comes first: 100 ms unless told.
+// A dead or hung server then costs a call this long at most, whatever deadline the caller
+// brings, until the breaker opens. Must be positive.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
@@ -603,7 +605,7 @@ func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, 
 		return l.fail(e, want, errBroken)
 	}
 	rkey := pre + key
-	if _, ok := ctx.Deadline(); !ok {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > l.cfg.timeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
 		defer cancel()

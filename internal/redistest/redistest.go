@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -89,6 +90,13 @@ func Start(path string, port int) (*Server, error) {
 
 // Addr returns the server's address.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// Pause stops the server's process (SIGSTOP): it keeps its port, the kernel still accepts
+// connections, and nothing answers until Resume: a hung server.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again (SIGCONT).
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Stop kills the server and waits for it.
 func (s *Server) Stop() {
