@@ -3,6 +3,7 @@ package shed
 import (
 	"bufio"
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wardgo/ward/internal/clock"
+	"github.com/wardgo/ward/internal/contract"
 )
 
 // CPU samples the CPU use of the process (or of its container, when the container's CPU is
@@ -32,8 +34,23 @@ import (
 // reading that matters. The machine-wide /proc/stat is never read.
 //
 // The CPUs the process may use are the fewest of the quota (a fraction: a quota of 150 ms per
-// 100 ms is 1.5 CPUs), the cpuset and runtime.NumCPU (which follows the process's CPU affinity). A reading is taken every 250 ms and folded into a
-// moving average weighted 0.95 (go-zero's core/stat/usage.go uses the same interval and weight).
+// 100 ms is 1.5 CPUs), the cpuset and runtime.NumCPU (which follows the process's CPU affinity);
+// for the process's own time, runtime.GOMAXPROCS too, read at every sample, since Go code cannot
+// run on more Ps than that: a server run with GOMAXPROCS=1 on a larger machine reads 1000 when
+// its one P is busy.
+//
+// A reading is taken every [CPUPolicy].Every (250 ms) and folded by a [CPUAverage]: a moving
+// average weighted Beta (0.95) that, with Rise (the default), an interval of higher use lifts
+// to that use at once. The average alone is go-zero's (core/stat/usage.go: the same interval and
+// weight, the average seeded by the first reading), [GoZeroCPUPolicy]; it climbs from a low
+// reading to 900 thousandths over 8 s or more of saturation, so a server whose CPU saturates in a
+// step keeps admitting all that time and queues the calls behind its CPU. With Rise the reading
+// reaches the threshold at the end of the first whole interval of saturation, within two
+// intervals (500 ms) of the step whatever the readings before it, and falls as slowly as the
+// average: an interval of lighter use in the middle of an overload does not cool the server, and
+// a saturated CPU that goes idle reads under 900 two intervals later. A single busy interval on
+// an otherwise quiet server reads hot for about two intervals; the shedder still refuses nothing
+// unless the server is full too.
 //
 // The sampling goroutine starts on the first Read, not before (nothing runs at import or at
 // construction) and Stop ends it; a Read after Stop starts it again. Where no source can be read
@@ -52,17 +69,106 @@ type CPU struct {
 	src  source
 	last reading
 	have bool
-	avg  float64
+	avg  CPUAverage
 }
 
-// NewCPU returns a sampler of the real machine; nothing runs until its first Read.
-func NewCPU() *CPU { return newCPU("/", 250*time.Millisecond, clock.Now) }
+// NewCPU returns a sampler of the real machine with [DefaultCPUPolicy]; nothing runs until its
+// first Read.
+func NewCPU() *CPU {
+	c, _ := NewCPUWith(DefaultCPUPolicy()) // the preset is valid
+	return c
+}
 
-func newCPU(root string, every time.Duration, now func() int64) *CPU {
-	c := &CPU{root: root, every: every, clock: now}
+// NewCPUWith returns a sampler of the real machine with p; nothing runs until its first Read.
+// An invalid p is an error matching [ErrInvalid] that names the field.
+func NewCPUWith(p CPUPolicy) (*CPU, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return newCPU("/", p, clock.Now), nil
+}
+
+func newCPU(root string, p CPUPolicy, now func() int64) *CPU {
+	c := &CPU{root: root, every: p.Every, clock: now, avg: CPUAverage{p: p, value: -1}}
 	c.value.Store(-1)
 	return c
 }
+
+// CPUPolicy is how a [CPU] sampler reads: how often, and how the readings fold into the value a
+// shedder reads. Build one from [DefaultCPUPolicy] or [GoZeroCPUPolicy] and change fields.
+type CPUPolicy struct {
+	// Every is the interval between readings: 250 ms (go-zero core/stat/usage.go cpuRefreshInterval).
+	// At least 1 ms: the process's own time moves in ticks of 10 ms, so a shorter interval reads
+	// mostly noise.
+	Every time.Duration
+	// Beta weighs the moving average of the readings, in [0, 1): 0.95 (go-zero beta); 0 makes
+	// the value the latest interval's use.
+	Beta float64
+	// Rise lifts the average to an interval's use when the use is higher, so that the value
+	// reaches a saturated CPU at the end of the first whole interval of saturation, and falls
+	// from there by Beta: true (ward's own; go-zero has none, which is false).
+	Rise bool
+}
+
+// DefaultCPUPolicy returns the preset: a reading every 250 ms, averaged with weight 0.95, the value
+// rising at once to the latest interval's use.
+func DefaultCPUPolicy() CPUPolicy {
+	return CPUPolicy{Every: 250 * time.Millisecond, Beta: 0.95, Rise: true}
+}
+
+// GoZeroCPUPolicy returns go-zero's sampler exactly (core/stat/usage.go, v1.10.3): a reading every
+// 250 ms folded into a moving average weighted 0.95, seeded by the first reading, without Rise.
+func GoZeroCPUPolicy() CPUPolicy { return CPUPolicy{Every: 250 * time.Millisecond, Beta: 0.95} }
+
+// Validate reports the first field of p that is out of range, by name.
+func (p CPUPolicy) Validate() error {
+	switch {
+	case p.Every < time.Millisecond:
+		return contract.Field(ErrInvalid, "CPUPolicy.Every", p.Every, ">= 1ms")
+	case !(p.Beta >= 0 && p.Beta < 1):
+		return contract.Field(ErrInvalid, "CPUPolicy.Beta", p.Beta, "in [0, 1)")
+	}
+	return nil
+}
+
+// CPUAverage is the pure arithmetic of a [CPU] sampler: it folds each interval's use into the
+// value a shedder reads, as its [CPUPolicy] says. It is deterministic and not safe for concurrent
+// use; the zero value is not usable: build one with [NewCPUAverage]. A simulator drives it with
+// the use of each interval and gives its value to [Core.Allow].
+type CPUAverage struct {
+	p     CPUPolicy
+	avg   float64
+	value int
+}
+
+// NewCPUAverage returns an average with no reading yet (Value -1).
+func NewCPUAverage(p CPUPolicy) (*CPUAverage, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &CPUAverage{p: p, value: -1}, nil
+}
+
+// Add folds one interval's use, in thousandths (a NaN or negative use reads as 0), and returns the
+// value: the first use is the value as it is, and each later one moves the average by 1 − Beta;
+// with Rise, a use over the average lifts the average to it. The value is the average rounded to
+// whole thousandths.
+func (a *CPUAverage) Add(use float64) int {
+	if !(use > 0) {
+		use = 0
+	}
+	use = min(use, math.MaxInt32)
+	if a.value < 0 || a.p.Rise && use > a.avg {
+		a.avg = use
+	} else {
+		a.avg = a.avg*a.p.Beta + use*(1-a.p.Beta)
+	}
+	a.value = int(a.avg + 0.5)
+	return a.value
+}
+
+// Value returns the latest value in thousandths, or -1 before the first Add.
+func (a *CPUAverage) Value() int { return a.value }
 
 // Read returns the latest moving average in thousandths, or -1 while no reading is possible. The
 // first Read starts the sampling goroutine and takes one reading on the way.
@@ -143,12 +249,7 @@ func (c *CPU) sample() {
 	if !ok {
 		return
 	}
-	if c.value.Load() < 0 {
-		c.avg = use
-	} else {
-		c.avg = c.avg*0.95 + use*0.05
-	}
-	c.value.Store(int64(c.avg + 0.5))
+	c.value.Store(int64(c.avg.Add(use)))
 }
 
 // reading is a pair of cumulative counters: busy time and the time it is measured against.
@@ -379,7 +480,11 @@ func (p *procSelf) read(now int64) (reading, bool) {
 	return reading{busy: float64(utime+stime) * (1e9 / userHZ), total: float64(now)}, true
 }
 
-func (p *procSelf) use(prev, cur reading) (float64, bool) { return quotaUse(prev, cur, p.cpus) }
+// use counts the CPUs the process may use as at most runtime.GOMAXPROCS, read now: Go code runs on
+// no more Ps than that.
+func (p *procSelf) use(prev, cur reading) (float64, bool) {
+	return quotaUse(prev, cur, min(p.cpus, float64(runtime.GOMAXPROCS(0))))
+}
 
 type none struct{}
 

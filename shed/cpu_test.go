@@ -1,10 +1,13 @@
 package shed
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,10 +33,14 @@ func write(t *testing.T, root, name, body string) {
 	}
 }
 
-// sampler returns a CPU over root with a manual clock, sampled by hand.
-func sampler(root string) (*CPU, *int64) {
+// sampler returns a CPU over root with a manual clock, sampled by hand, folding as go-zero does
+// (the fixtures' figures are go-zero's arithmetic).
+func sampler(root string) (*CPU, *int64) { return samplerWith(root, GoZeroCPUPolicy()) }
+
+func samplerWith(root string, p CPUPolicy) (*CPU, *int64) {
 	now := new(int64)
-	return newCPU(root, time.Hour, func() int64 { return *now }), now
+	p.Every = time.Hour
+	return newCPU(root, p, func() int64 { return *now }), now
 }
 
 func TestCPUCgroup2(t *testing.T) {
@@ -128,7 +135,7 @@ func TestCPUProcSelf(t *testing.T) {
 	if c.Source() != "procself" {
 		t.Fatalf("source %q, want procself", c.Source())
 	}
-	cpus := float64(runtime.NumCPU())
+	cpus := float64(min(runtime.NumCPU(), runtime.GOMAXPROCS(0)))
 	c.sample()
 	*now += int64(2 * time.Second)
 	write(t, root, "proc/stat", "cpu  900 0 900 700 100 0 0 0 0 0\n") // a neighbour: the machine all busy
@@ -180,7 +187,9 @@ func TestCountCPUs(t *testing.T) {
 // a Read after Stop starts it again.
 func TestCPULifecycle(t *testing.T) {
 	root := fixture(t, map[string]string{"proc/self/stat": statLine(1, 1)})
-	c := newCPU(root, time.Millisecond, func() int64 { return 0 })
+	p := DefaultCPUPolicy()
+	p.Every = time.Millisecond
+	c := newCPU(root, p, func() int64 { return 0 })
 	if c.state.Load() != 0 {
 		t.Fatal("running before the first Read")
 	}
@@ -222,5 +231,145 @@ func TestShedderStartsSamplerOnFirstUse(t *testing.T) {
 	s.Stop()
 	if s.sampler.state.Load() != 0 {
 		t.Fatal("Stop left the sampler running")
+	}
+}
+
+// TestCPURise: the same cgroup readings as TestCPUCgroup2 under the preset: the value rises at once
+// to a saturated interval's use, then falls as the average does.
+func TestCPURise(t *testing.T) {
+	root := fixture(t, map[string]string{
+		"sys/fs/cgroup/cgroup.controllers": "cpu cpuset io memory",
+		"proc/self/cgroup":                 "0::/\n",
+		"sys/fs/cgroup/cpu.max":            "100000 100000\n", // 1 CPU
+		"sys/fs/cgroup/cpu.stat":           "usage_usec 0\n",
+	})
+	c, now := samplerWith(root, DefaultCPUPolicy())
+	c.sample()
+	for i, st := range []struct {
+		usec int64 // busy in the second just ended
+		want int64
+	}{
+		{100000, 100},   // the first reading seeds the average
+		{1000000, 1000}, // saturated: lifted at once, where go-zero's average reads 145
+		{1000000, 1000},
+		{0, 950},      // idle: the average falls by Beta
+		{0, 903},      // 902.5
+		{500000, 882}, // a lighter interval moves the average, 902.5 × 0.95 + 500 × 0.05
+		{950000, 950}, // a heavier one lifts it
+	} {
+		*now += int64(time.Second)
+		usec := int64(0)
+		fmt.Sscanf(strings.TrimPrefix(mustRead(t, root, "sys/fs/cgroup/cpu.stat"), "usage_usec "), "%d", &usec)
+		write(t, root, "sys/fs/cgroup/cpu.stat", fmt.Sprintf("usage_usec %d\n", usec+st.usec))
+		c.sample()
+		if got := c.value.Load(); got != st.want {
+			t.Fatalf("step %d: value %d, want %d", i, got, st.want)
+		}
+	}
+}
+
+func mustRead(t *testing.T, root, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// TestCPUProcSelfGOMAXPROCS: the process's own time is read over at most GOMAXPROCS CPUs, read at
+// every sample: one P busy for the whole interval reads 1000 under GOMAXPROCS=1.
+func TestCPUProcSelfGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	root := fixture(t, map[string]string{"proc/self/stat": statLine(100, 20)})
+	c, now := sampler(root)
+	c.sample()
+	*now += int64(2 * time.Second)
+	write(t, root, "proc/self/stat", statLine(250, 70)) // 2 CPU-s in 2 s
+	c.sample()
+	if got := c.value.Load(); got != 1000 {
+		t.Fatalf("value %d, want 1000 (2 CPU-s over 2 s of 1 P)", got)
+	}
+}
+
+// TestCPUAverageStep: whatever the readings before it, a step to a saturated CPU reads at or over
+// the preset threshold at the end of the first whole interval of saturation: within two intervals
+// (500 ms) of the step. go-zero's average, from the same readings, takes 8 s or more.
+func TestCPUAverageStep(t *testing.T) {
+	threshold := DefaultPolicy().CPU
+	for _, before := range []float64{0, 100, 444, 600, 899} {
+		for _, n := range []int{1, 2, 40} { // intervals at the use before the step
+			for _, part := range []float64{0, 0.3, 0.99} { // the step's interval: this share saturated
+				for _, p := range []CPUPolicy{DefaultCPUPolicy(), GoZeroCPUPolicy()} {
+					a, err := NewCPUAverage(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for range n {
+						a.Add(before)
+					}
+					a.Add(before*(1-part) + 1000*part)
+					k := 1
+					for ; a.Add(1000) < threshold; k++ {
+					}
+					if p.Rise && k != 1 {
+						t.Errorf("%d intervals at %v, step interval %.0f%% saturated: hot after %d whole intervals of saturation, want 1", n, before, 100*part, k)
+					}
+					if !p.Rise && before < 600 && k < 32 {
+						t.Errorf("go-zero's average from %v: hot after %d intervals, want the known lag (>= 32)", before, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCPUAverageEdges: before any reading the value is -1; NaN and negative uses read as 0; a huge
+// one is held to what an int holds; Beta 0 follows the latest use.
+func TestCPUAverageEdges(t *testing.T) {
+	a, _ := NewCPUAverage(DefaultCPUPolicy())
+	if a.Value() != -1 {
+		t.Fatalf("value %d before any reading, want -1", a.Value())
+	}
+	if got := a.Add(math.NaN()); got != 0 {
+		t.Fatalf("Add(NaN) = %d, want 0", got)
+	}
+	if got := a.Add(-5); got != 0 {
+		t.Fatalf("Add(-5) = %d, want 0", got)
+	}
+	if got := a.Add(math.Inf(1)); got != math.MaxInt32 {
+		t.Fatalf("Add(+Inf) = %d, want %d", got, math.MaxInt32)
+	}
+	p := GoZeroCPUPolicy()
+	p.Beta = 0
+	b, _ := NewCPUAverage(p)
+	for _, use := range []float64{300, 900, 10} {
+		if got := b.Add(use); got != int(use) {
+			t.Fatalf("Beta 0: Add(%v) = %d, want %v", use, got, use)
+		}
+	}
+}
+
+func TestCPUPolicyErrors(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		edit  func(*CPUPolicy)
+	}{
+		{"CPUPolicy.Every", func(p *CPUPolicy) { p.Every = time.Millisecond - 1 }},
+		{"CPUPolicy.Beta", func(p *CPUPolicy) { p.Beta = 1 }},
+		{"CPUPolicy.Beta", func(p *CPUPolicy) { p.Beta = math.NaN() }},
+		{"CPUPolicy.Beta", func(p *CPUPolicy) { p.Beta = -0.1 }},
+	} {
+		p := DefaultCPUPolicy()
+		c.edit(&p)
+		if _, err := NewCPUWith(p); err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewCPUWith(%+v) = %v, want an ErrInvalid naming %s", p, err, c.field)
+		}
+		if _, err := NewCPUAverage(p); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("NewCPUAverage(%+v) = %v, want an error naming %s", p, err, c.field)
+		}
+	}
+	if _, err := NewCPUWith(GoZeroCPUPolicy()); err != nil {
+		t.Fatal(err)
 	}
 }

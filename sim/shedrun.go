@@ -82,3 +82,124 @@ func ShedRunaway(p shed.Policy, seed uint64) RunawayStats {
 	s.Goodput = float64(good) / 30 / throughput
 	return s
 }
+
+// StepStats is what a step overload of a CPU-bound server measured through a shedder.
+type StepStats struct {
+	FirstCPU int           // the sampler's first value, thousandths
+	ToHot    time.Duration // from the step to the first refusal; -1: never
+	CPUAtHot int           // the CPU reading at the first refusal
+	Goodput  float64       // calls completed within 1 s of arriving, per second of the overload, over capacity
+	P50, P99 time.Duration // of the calls admitted during the overload
+	Settled  time.Duration // p99 of the calls admitted from 3 s after the step on
+	Peak     int           // the most calls in flight during the overload
+}
+
+// ShedStep runs a server of one CPU whose calls each need work of CPU time (capacity 1/work calls a
+// second), shared equally by the calls in flight as Go's scheduler shares one P between runnable
+// goroutines, through a shedder built with p whose CPU reading is a sampler folding with cp: one
+// reading every cp.Every of the CPU's busy share over the interval, from the first call on, as
+// [shed.CPU] reads a process's own time. Poisson arrivals come at `before` × capacity for pre
+// (so the sampler's first readings are low: about before × 1000), then step to `load` ×
+// capacity for hold; before must be > 0. Refusals cost nothing; admitted calls run to completion (a CPU-bound
+// handler does not notice the client giving up), and count toward goodput only if they finish
+// within 1 s of arriving.
+func ShedStep(p shed.Policy, cp shed.CPUPolicy, work time.Duration, before, load float64, pre, hold time.Duration, seed uint64) StepStats {
+	c, err := shed.NewCore(p, 0)
+	if err != nil {
+		panic(err)
+	}
+	avg, err := shed.NewCPUAverage(cp)
+	if err != nil {
+		panic(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x57e9))
+	capacity := 1 / work.Seconds()
+	step, end := int64(pre), int64(pre+hold)
+	// Processor sharing in virtual time: v grows at 1/K per nanosecond while K calls are in
+	// flight, and a call that arrived at virtual time v0 finishes when v reaches v0 + work.
+	var q queue
+	type call struct {
+		t  shed.Ticket
+		at int64
+	}
+	calls := map[int64]call{}
+	var v, seq int64
+	var vFrac float64 // the fraction of a virtual nanosecond not yet added to v
+	now := int64(0)
+	var busy, lastBusy int64 // busy nanoseconds so far, and at the last reading
+	nextRead := int64(cp.Every)
+	cpu := -1
+	s := StepStats{ToHot: -1, FirstCPU: -1}
+	var rts, late []time.Duration
+	var good int64
+	// advance runs the CPU from now to t, completing calls and taking readings on the way.
+	advance := func(t int64) {
+		for now < t {
+			k := int64(q.Len())
+			next := min(t, nextRead)
+			if k > 0 {
+				// the next completion, in real time
+				if done := now + (q[0].at-v)*k; done < next {
+					next = max(done, now)
+				}
+				d := float64(next-now)/float64(k) + vFrac
+				v += int64(d)
+				vFrac = d - float64(int64(d))
+				busy += next - now
+			}
+			now = next
+			for q.Len() > 0 && q[0].at <= v {
+				e := heap.Pop(&q).(event)
+				cl := calls[e.seq]
+				delete(calls, e.seq)
+				cl.t.Pass(now)
+				if cl.at >= step && cl.at < end {
+					rt := time.Duration(now - cl.at)
+					rts = append(rts, rt)
+					if cl.at >= step+int64(3*time.Second) {
+						late = append(late, rt)
+					}
+					if rt <= time.Second {
+						good++
+					}
+				}
+			}
+			if now == nextRead {
+				cpu = avg.Add(1000 * float64(busy-lastBusy) / float64(cp.Every))
+				if s.FirstCPU < 0 {
+					s.FirstCPU = cpu
+				}
+				lastBusy = busy
+				nextRead += int64(cp.Every)
+			}
+		}
+	}
+	for {
+		rate := before * capacity
+		if now >= step {
+			rate = load * capacity
+		}
+		at := now + int64(r.ExpFloat64()/rate*1e9)
+		if at >= end {
+			break
+		}
+		advance(at)
+		t, ok := c.Allow(now, cpu)
+		if !ok {
+			if s.ToHot < 0 && now >= step {
+				s.ToHot, s.CPUAtHot = time.Duration(now-step), cpu
+			}
+			continue
+		}
+		seq++
+		calls[seq] = call{t: t, at: now}
+		heap.Push(&q, event{at: v + int64(work), seq: seq})
+		if now >= step {
+			s.Peak = max(s.Peak, q.Len())
+		}
+	}
+	advance(end + int64(time.Second)) // calls that arrived before the end and finish within 1 s
+	s.Goodput = float64(good) / hold.Seconds() / capacity
+	s.P50, s.P99, s.Settled = pct(rts, 0.5), pct(rts, 0.99), pct(late, 0.99)
+	return s
+}
