@@ -13,6 +13,11 @@ type Run struct {
 	// Received is what the dependency counted, one series per client in the same order, the
 	// requests it received in the Sent field.
 	Received []Series `json:"received,omitempty"`
+	// MaxLag is how far behind its schedule the driver started a call, at worst: a driver
+	// starved of CPU or memory offers its calls late, in bursts, and the figures lose meaning.
+	MaxLag time.Duration `json:"max_lag"`
+	// Tries is how many times the scenario ran to get a run within the driver's lag bound.
+	Tries int `json:"tries"`
 }
 
 // find returns the run of the scenario named name.
@@ -120,7 +125,8 @@ func Detail(runs []Run) string {
 	var b strings.Builder
 	for _, r := range runs {
 		s := r.Scenario
-		fmt.Fprintf(&b, "### %s\n\n%s\n\n", s.Name, Describe(s))
+		fmt.Fprintf(&b, "### %s\n\n%s The driver started its calls at most %d ms late (run %d).\n\n",
+			s.Name, Describe(s), r.MaxLag.Milliseconds(), r.Tries)
 		b.WriteString("| client | offered | reaching | goodput | refused while healthy | refused after | last refusal | retries added | retries in the fault | sent / received |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for i, se := range r.Series {
