@@ -114,9 +114,16 @@
 //     it: a state more than rate.MaxSkew ahead is pulled back, spent.
 //   - A key whose bucket expired finds a full bucket at the call's instant even if the clock has
 //     since stepped back before the key's last stamp; the pure core would keep the later stamp.
-//   - Local state (leases, fallback limiters) is kept for at most WithKeys keys (10,000); a key
-//     dropped to make room loses its lease (tokens wasted, not reused) and its fallback starts
-//     full.
+//   - Local state (leases, fallback limiters) is kept for at most WithKeys keys (10,000), and
+//     in bounded memory whatever the keys' length: a key longer than 64 bytes is kept under a
+//     128-bit digest of it, so an entry holds about 200 bytes at most beside its fallback
+//     limiter. A key dropped to make room (a long one first) loses its lease (tokens wasted, not
+//     reused) and its fallback starts full.
+//   - Eviction: every key this package writes carries an expiry, so under any maxmemory-policy
+//     but noeviction a full server may evict a key and with it the quota's count (the key then
+//     reads as a full bucket, or no open period: more calls admitted than the quota allows).
+//     Run the quota store with maxmemory-policy noeviction (a full server then answers OOM, a
+//     store failure the failure policy decides), or on a server whose memory never fills.
 //   - go-redis retries a failed dial within a call's deadline (DialerRetries, 5 × 100 ms by
 //     default) and, once dials keep failing, dials again in the background about once a second:
 //     a server back from a restart is seen within about a second of it, then the breaker's probe

@@ -128,26 +128,33 @@ func (e *entry) fallback(l *Limiter) *rate.BucketLimiter {
 	return e.fb
 }
 
-// table holds the entries of at most about cap keys, in shards of a mutex and a map. A shard at
-// its share of cap drops a key at random (a map's order) to make room: that key's lease is lost
-// (its tokens wasted, never given twice) and its fallback starts full.
+// table holds the entries of at most about cap keys, in shards of a mutex and two maps: keys of
+// at most longKey bytes under themselves, longer keys under a 128-bit digest of them, so that an
+// entry costs the same bounded memory whatever its key's length. A shard at its share of cap
+// drops a key to make room (a long one first, else one at random, a map's order): that key's lease is lost (its tokens
+// wasted, never given twice) and its fallback starts full.
 type table struct {
-	seed   maphash.Seed
+	seed   [2]maphash.Seed
 	per    int
 	shards [64]shard
 }
 
+// longKey is the longest key kept as it is; a longer one is kept under its digest.
+const longKey = 64
+
 type shard struct {
-	mu sync.Mutex
-	m  map[string]*entry
-	_  [40]byte // a shard per cache line
+	mu   sync.Mutex
+	m    map[string]*entry
+	long map[[2]uint64]*entry
+	_    [40]byte // a shard per cache line
 }
 
 func (t *table) init(keys int) {
-	t.seed = maphash.MakeSeed()
+	t.seed = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 	t.per = max(1, (keys+len(t.shards)-1)/len(t.shards))
 	for i := range t.shards {
 		t.shards[i].m = make(map[string]*entry)
+		t.shards[i].long = make(map[[2]uint64]*entry)
 	}
 }
 
@@ -157,21 +164,47 @@ func (t *table) get(l *Limiter, key string) *entry {
 	if l.cfg.leaseMax == 0 && l.cfg.failure != Fallback {
 		return nil
 	}
-	s := &t.shards[maphash.String(t.seed, key)%uint64(len(t.shards))]
+	h := maphash.String(t.seed[0], key)
+	s := &t.shards[h%uint64(len(t.shards))]
+	var d [2]uint64
+	if len(key) > longKey {
+		d = [2]uint64{h, maphash.String(t.seed[1], key)}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.m[key]
-	if e == nil {
-		if len(s.m) >= t.per {
-			for k := range s.m {
-				delete(s.m, k)
-				break
-			}
-		}
-		e = newEntry()
+	var e *entry
+	if len(key) > longKey {
+		e = s.long[d]
+	} else {
+		e = s.m[key]
+	}
+	if e != nil {
+		return e
+	}
+	if len(s.m)+len(s.long) >= t.per {
+		s.evict()
+	}
+	e = newEntry()
+	if len(key) > longKey {
+		s.long[d] = e
+	} else {
 		s.m[key] = e
 	}
 	return e
+}
+
+// evict drops one key of the shard, at random.
+func (s *shard) evict() {
+	if len(s.long) > 0 {
+		for k := range s.long {
+			delete(s.long, k)
+			return
+		}
+	}
+	for k := range s.m {
+		delete(s.m, k)
+		return
+	}
 }
 
 // Key is one key of a [Limiter], with the library's contract: Now, Allow, Do, and the
