@@ -97,15 +97,15 @@ func TestGOMAXPROCSChanges(t *testing.T) {
 		}
 		striped.AddAll(1, atomicwindow.Bucket{1, 2})
 		if c, err := conns.Acquire(context.Background()); err == nil {
-			if _, twice := lent.LoadOrStore(c, true); twice {
+			if _, twice := lent.LoadOrStore(c.Value(), true); twice {
 				t.Error("pool: one resource lent to two callers")
 			}
 			runtime.Gosched()
-			lent.Delete(c)
+			lent.Delete(c.Value())
 			if i%16 == 0 {
-				conns.Destroy(c)
+				c.Destroy()
 			} else {
-				conns.Release(c)
+				c.Release()
 			}
 		}
 		batch.Add(atomicwindow.Bucket{1, int64(i)})

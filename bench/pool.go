@@ -36,7 +36,7 @@ func PoolImpls(size int) map[string]func() (Borrow, func()) {
 				if err != nil {
 					return nil, err
 				}
-				return func() { p.Release(c) }, nil
+				return c.Release, nil
 			}, p.Close
 		},
 		"puddle": func() (Borrow, func()) {

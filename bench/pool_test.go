@@ -28,7 +28,7 @@ func BenchmarkPoolIdle(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						p.Release(c)
+						c.Release()
 					}
 				})
 			case "puddle":

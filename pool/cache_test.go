@@ -15,45 +15,46 @@ func TestPoolCaches(t *testing.T) {
 	clk := &fakeClock{}
 	c := &counts{}
 	p := newPool(t, c, limits(3, 2, time.Second, 0), WithClock(clk.Now))
-	p.h.spread.Store(true) // as after a collision
+	p.b.h.spread.Store(true) // as after a collision
 	ctx := context.Background()
 	a, _ := p.Acquire(ctx)
 	b, _ := p.Acquire(ctx)
 	x, _ := p.Acquire(ctx)
-	p.Release(a) // the P's cache
-	p.Release(b) // the stack
-	p.Release(x) // over the idle cap: closed
-	if st := p.Stats(); st.Idle != 2 || st.Closed != 1 || x.closed.Load() != 1 {
+	a.Release() // the P's cache
+	b.Release() // the stack
+	x.Release() // over the idle cap: closed
+	if st := p.Stats(); st.Idle != 2 || st.Closed != 1 || x.Value().closed.Load() != 1 {
 		t.Fatalf("Stats = %+v, want 2 idle and the third closed", st)
 	}
-	if got, _ := p.Acquire(ctx); got != a {
-		t.Fatalf("Acquire = %d, want %d (the P's cached one)", got.id, a.id)
+	if a, _ = p.Acquire(ctx); a.Value().id != 1 {
+		t.Fatalf("Acquire = %d, want 1 (the P's cached one)", a.Value().id)
 	}
-	if got, _ := p.Acquire(ctx); got != b {
-		t.Fatalf("Acquire = %d, want %d (the stack's top)", got.id, b.id)
+	if b, _ = p.Acquire(ctx); b.Value().id != 2 {
+		t.Fatalf("Acquire = %d, want 2 (the stack's top)", b.Value().id)
 	}
-	p.Release(b) // cached again
+	b.Release() // cached again
 	clk.now.Add(int64(2 * time.Second))
-	if n := p.Evict(); n != 1 || b.closed.Load() != 1 {
+	if n := p.Evict(); n != 1 || b.Value().closed.Load() != 1 {
 		t.Fatalf("Evict = %d, want the cached resource evicted", n)
 	}
 	// a waiter is served from a cache
 	y, _ := p.Acquire(ctx)
 	z, _ := p.Acquire(ctx)
-	done := make(chan *res)
+	done := make(chan Loan[*res])
 	go func() { w, _ := p.Acquire(ctx); done <- w }()
 	waitFor(t, "waiter queued", func() bool { return p.Stats().Waiting == 1 })
-	p.Release(y)
-	if w := <-done; w != y {
-		t.Fatalf("waiter got %v, want %d", w, y.id)
+	y.Release()
+	w := <-done
+	if w.Value() != y.Value() {
+		t.Fatalf("waiter got %v, want %d", w.Value(), y.Value().id)
 	}
-	p.Release(y)
+	w.Release()
 	p.Close()
-	if y.closed.Load() != 1 {
+	if y.Value().closed.Load() != 1 {
 		t.Fatal("Close left the cached resource open")
 	}
-	p.Release(a)
-	p.Release(z)
+	a.Release()
+	z.Release()
 	checkClosed(t, c)
 }
 
@@ -63,31 +64,31 @@ func TestPoolCoarseClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := &counts{}
 		p := newPool(t, c, limits(2, 2, time.Minute, 0))
-		if p.timer == nil || p.gran != time.Millisecond {
-			t.Fatalf("timer %v, gran %v: want a coarse clock ticking every millisecond", p.timer, p.gran)
+		if p.b.timer == nil || p.b.gran != time.Millisecond {
+			t.Fatalf("timer %v, gran %v: want a coarse clock ticking every millisecond", p.b.timer, p.b.gran)
 		}
 		ctx := context.Background()
 		a, _ := p.Acquire(ctx)
-		p.Release(a)
-		if !p.h.awake.Load() {
+		a.Release()
+		if !p.b.h.awake.Load() {
 			t.Fatal("the coarse clock is not ticking after an idle-path read")
 		}
 		time.Sleep(30 * time.Second)
 		synctest.Wait()
-		if p.h.awake.Load() {
+		if p.b.h.awake.Load() {
 			t.Fatal("the coarse clock still ticks after 30 s unused")
 		}
 		b, _ := p.Acquire(ctx)
-		if b != a {
+		if b.Value() != a.Value() {
 			t.Fatal("a resource idle 30 s of a minute's Keep was not lent")
 		}
-		p.Release(b)
+		b.Release()
 		time.Sleep(time.Minute + time.Millisecond)
 		b, _ = p.Acquire(ctx)
-		if b == a || a.closed.Load() != 1 {
+		if b.Value() == a.Value() || a.Value().closed.Load() != 1 {
 			t.Fatal("a resource idle past Keep was lent, not retired")
 		}
-		p.Release(b)
+		b.Release()
 		p.Close()
 		synctest.Wait()
 		checkClosed(t, c)
@@ -111,7 +112,7 @@ func TestCoarseGran(t *testing.T) {
 	}
 	p := newPool(t, &counts{}, DefaultLimits(), WithClock((&fakeClock{}).Now))
 	defer p.Close()
-	if p.timer != nil {
+	if p.b.timer != nil {
 		t.Fatal("an injected clock is read coarsely")
 	}
 }

@@ -3,7 +3,6 @@ package pool
 import (
 	"context"
 	"errors"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +21,15 @@ var ErrRefused = contract.Refusal("pool: refused by the ward")
 // ErrClosed is returned by Acquire on a closed pool, and to the callers waiting when it closes.
 var ErrClosed = errors.New("pool: closed")
 
-var errHeld = errors.New("pool: open returned a resource the pool already holds")
+var (
+	errHeld   = errors.New("pool: open returned a resource the pool already holds")
+	errExited = errors.New("pool: open exited its goroutine without returning")
+)
+
+// DefaultDialTimeout is how long an open may run unless [WithDialTimeout] says otherwise: go-redis's
+// DialTimeout, long enough for a TLS handshake to a distant region, short enough that a backend
+// that stopped answering holds a slot for seconds, not minutes.
+const DefaultDialTimeout = 5 * time.Second
 
 // Option configures a [Pool].
 type Option func(*config) error
@@ -32,6 +39,7 @@ type config struct {
 	roll  func() float64
 	ward  Ward
 	every time.Duration
+	dial  time.Duration
 }
 
 // WithClock replaces the pool's clock (nanoseconds of ward's monotonic clock by default): every
@@ -65,31 +73,50 @@ func WithEvictEvery(d time.Duration) Option {
 	}
 }
 
-// A slot's state, in the low bits of its word; the rest is its generation, moved on at every
-// retirement so that a late Release of a resource that has gone cannot claim its successor.
+// WithDialTimeout bounds each open by d ([DefaultDialTimeout] by default): the context open is
+// given ends d after it starts, whatever the caller's context does. d must be > 0.
+func WithDialTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return contract.Field(ErrInvalid, "WithDialTimeout", d, "> 0")
+		}
+		c.dial = d
+		return nil
+	}
+}
+
+// A slot's state, in the low bits of its word; the rest is its generation, moved on whenever the
+// slot is lent, taken back or retired, so that a loan that has ended matches no word again.
 const (
 	stFree uint64 = iota
 	stIdle
 	stLent
 	stMaking
-	stMask = 3
+	stMask  = 3
+	genStep = stMask + 1
 )
 
-// slot holds one resource. Whoever moved the slot's word last owns its plain fields: the maker,
-// then the borrower, then the idle stack or a P's cache (a push publishes them, a pop acquires
-// them). A cache line of padding keeps two slots lent on two Ps off each other's lines.
-type slot[T any] struct {
+// slot is one resource's bookkeeping. Whoever moved the slot's word last owns its plain fields:
+// the maker, then the borrower, then the idle stack or a P's cache (a push publishes them, a pop
+// acquires them). A cache line of padding keeps two slots lent on two Ps off each other's lines.
+type slot struct {
 	word   atomic.Uint64 // generation<<2 | state
 	next   atomic.Uint32 // on the idle stack: the slot below, plus one (0: the bottom)
-	item   T
 	born   int64
 	rested int64
 	loan   int
 	_      [stripe.CacheLine]byte
 }
 
-// ref is where the index finds a resource.
-type ref struct{ i, gen uint32 }
+// lend moves the slot, taken off the idle set or made, to a new loan and returns the loan's word.
+func (s *slot) lend() uint64 {
+	w := (s.word.Load()>>2+1)<<2 | stLent
+	s.word.Store(w)
+	return w
+}
+
+// freeNext moves the slot to its next generation, free.
+func (s *slot) freeNext() { s.word.Store((s.word.Load()>>2 + 1) << 2) }
 
 // closedBit marks the gate closed; the rest of the gate counts the callers waiting.
 const closedBit = 1 << 62
@@ -109,27 +136,16 @@ type hot struct {
 	_      [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{}) - 2*unsafe.Sizeof(atomic.Bool{})]byte
 }
 
-// Pool is a concurrent pool of resources of type T, made by an open function and closed by a
-// close function, held to [Limits], with an optional [Ward] in front of the backend.
-//
-// Acquire takes the most recently released idle resource, opens one when there is room, or waits
-// its turn; Release gives one back and Destroy says one broke. Acquiring an idle resource and
-// releasing it take no lock and allocate nothing. A Pool is safe for use by any number of
-// goroutines; it must not be copied after first use. Close it to close what it holds and stop its
-// evictor.
-//
-// Driven from one goroutine with an injected clock and draw, a Pool gives exactly the answers of
-// a [Core] with the same limits and ward.
-type Pool[T comparable] struct {
-	_     stripe.NoCopy
+// base is the part of a pool that does not depend on T: the slots' words, the idle stack, the Ps'
+// caches, the idle count and the coarse clock, with every lock-free path. Its methods are compiled
+// once, here, with the calls into ward's internal packages inlined; a Pool instantiated in a
+// user's package calls them rather than re-instantiating them there, where those calls would not
+// be inlined (see the package doc's "Allocation-free in your build").
+type base struct {
 	h     hot
-	slots []slot[T]
-	index atomic.Pointer[map[T]ref]
-	open  func(context.Context) (T, error)
-	close func(T)
+	slots []slot
 	lim   Limits
 	clock func() int64
-	roll  func() float64
 	timed bool // Keep or Life set: ages are read
 	lends bool // the ward has a shedder: every lend takes the lock
 	cache stripe.Table
@@ -137,9 +153,31 @@ type Pool[T comparable] struct {
 	// the timer nil when every decision reads the clock.
 	gran  time.Duration
 	timer *time.Timer
+}
+
+// Pool is a concurrent pool of resources of type T, made by an open function and closed by a
+// close function, held to [Limits], with an optional [Ward] in front of the backend.
+//
+// Acquire lends the most recently released idle resource, opens one when there is room, or waits
+// its turn; the [Loan] it returns gives the resource back with Release, or says it broke with
+// Destroy. Acquiring an idle resource and releasing it take no lock and allocate nothing. A Pool
+// is safe for use by any number of goroutines; it must not be copied after first use. Close it to
+// close what it holds and stop its evictor.
+//
+// Driven from one goroutine with an injected clock and draw, a Pool gives exactly the answers of
+// a [Core] with the same limits and ward.
+type Pool[T comparable] struct {
+	_           stripe.NoCopy
+	b           base
+	items       []T // by slot: written by the slot's maker, read by its borrowers
+	open        func(context.Context) (T, error)
+	close       func(T)
+	roll        func() float64
+	dialTimeout time.Duration
 
 	mu      sync.Mutex
 	g       guard
+	index   map[T]uint32 // the slot of every live resource
 	live    int
 	free    []uint32
 	head    *waiter
@@ -151,6 +189,23 @@ type Pool[T comparable] struct {
 	stop    chan struct{}
 	done    chan struct{}
 }
+
+// Loan is a resource lent by [Pool.Acquire], with the right to give it back once: Release it when
+// done, or Destroy it if it broke. A Loan is a small value (the pool, the resource and the loan's
+// generation); copying it copies that right, and only the first Release or Destroy of a loan, by
+// any copy, counts. Every later one is detected and does nothing, even after the pool has lent
+// the same resource to another caller. The zero Loan holds nothing: its Release and Destroy do
+// nothing and its Value is T's zero value.
+type Loan[T comparable] struct {
+	p    *Pool[T]
+	item T
+	w    uint64 // the slot's word while this loan lasts
+	i    uint32
+}
+
+// Value returns the resource lent. It stays the caller's to use until the loan's Release or
+// Destroy.
+func (l Loan[T]) Value() T { return l.item }
 
 // Stats is a snapshot of a pool.
 type Stats struct {
@@ -165,7 +220,8 @@ type Stats struct {
 }
 
 // New returns a pool opening resources with open and closing them with close, held to limits.
-// open is called on the goroutine of the Acquire that needs a resource, with that call's context.
+// open runs on a goroutine of its own, with a context that carries the values of the context of
+// the Acquire that needs the resource and ends after the dial timeout ([WithDialTimeout]).
 func New[T comparable](open func(context.Context) (T, error), close func(T), limits Limits, opts ...Option) (*Pool[T], error) {
 	if open == nil {
 		return nil, contract.Field(ErrInvalid, "open", "nil", "a function")
@@ -176,7 +232,7 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 	if err := limits.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := config{roll: draw.Float64}
+	cfg := config{roll: draw.Float64, dial: DefaultDialTimeout}
 	if err := contract.Apply(ErrInvalid, &cfg, opts); err != nil {
 		return nil, err
 	}
@@ -185,26 +241,30 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 		cfg.clock = clock.Now
 	}
 	p := &Pool[T]{
-		slots: make([]slot[T], limits.Size),
-		open:  open,
-		close: close,
-		lim:   limits,
-		clock: cfg.clock,
-		roll:  draw.Func(cfg.roll),
-		timed: limits.Keep > 0 || limits.Life > 0,
-		lends: cfg.ward.Shedder != nil,
-		g:     guard{w: cfg.ward},
-		free:  make([]uint32, limits.Size),
+		b: base{
+			slots: make([]slot, limits.Size),
+			lim:   limits,
+			clock: cfg.clock,
+			timed: limits.Keep > 0 || limits.Life > 0,
+			lends: cfg.ward.Shedder != nil,
+		},
+		items:       make([]T, limits.Size),
+		open:        open,
+		close:       close,
+		roll:        draw.Func(cfg.roll),
+		dialTimeout: cfg.dial,
+		g:           guard{w: cfg.ward},
+		index:       make(map[T]uint32, min(limits.Size, 1024)),
+		free:        make([]uint32, limits.Size),
 	}
 	for i := range p.free {
 		p.free[i] = uint32(limits.Size - 1 - i) // slot 0 first
 	}
-	p.cache.Init(1)
-	if p.gran = coarseGran(limits); p.timed && !injected && p.gran > 0 {
-		p.timer = time.AfterFunc(time.Hour, p.tick)
-		p.timer.Stop()
+	p.b.cache.Init(1)
+	if p.b.gran = coarseGran(limits); p.b.timed && !injected && p.b.gran > 0 {
+		p.b.timer = time.AfterFunc(time.Hour, p.b.tick)
+		p.b.timer.Stop()
 	}
-	p.index.Store(&map[T]ref{})
 	if cfg.every > 0 {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.evictor(cfg.every)
@@ -213,10 +273,35 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 }
 
 // Now returns the instant the pool decides at: nanoseconds of its clock.
-func (p *Pool[T]) Now() int64 { return p.clock() }
+func (p *Pool[T]) Now() int64 { return p.b.clock() }
 
 // capped reports whether Limits.Idle can bind (it cannot when it is Size).
-func (p *Pool[T]) capped() bool { return p.lim.Idle < p.lim.Size }
+func (b *base) capped() bool { return b.lim.Idle < b.lim.Size }
+
+// reserve counts one more idle resource, if Limits.Idle leaves room: a slot is marked idle only
+// after its place is counted, and uncounted only after it leaves, so the count bounds the idle
+// resources at every instant and never exceeds Limits.Idle.
+func (b *base) reserve() bool {
+	if !b.capped() {
+		return true
+	}
+	for {
+		n := b.h.idleN.Load()
+		if n >= int64(b.lim.Idle) {
+			return false
+		}
+		if b.h.idleN.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// unreserve uncounts an idle resource that has left the idle set.
+func (b *base) unreserve() {
+	if b.capped() {
+		b.h.idleN.Add(-1)
+	}
+}
 
 // coarseGran is the coarse clock's tick for limits: a millisecond, or a 64th of the shortest age
 // if that is less; 0 (read the clock at every decision) when that would be under 50 µs.
@@ -235,152 +320,235 @@ func coarseGran(l Limits) time.Duration {
 
 // now is the instant the fast paths decide ages at: the coarse clock's reading while its timer
 // ticks, else a fresh reading (which wakes the timer).
-func (p *Pool[T]) now() int64 {
-	if p.timer == nil {
-		return p.clock()
+func (b *base) now() int64 {
+	if b.timer == nil {
+		return b.clock()
 	}
-	if p.h.awake.Load() {
-		if !p.h.used.Load() {
-			p.h.used.Store(true)
+	if b.h.awake.Load() {
+		if !b.h.used.Load() {
+			b.h.used.Store(true)
 		}
-		return p.h.seen.Load()
+		return b.h.seen.Load()
 	}
-	now := p.clock()
-	p.h.seen.Store(now)
-	if p.h.awake.CompareAndSwap(false, true) {
-		p.h.used.Store(false)
-		p.timer.Reset(p.gran)
+	now := b.clock()
+	b.h.seen.Store(now)
+	if b.h.awake.CompareAndSwap(false, true) {
+		b.h.used.Store(false)
+		b.timer.Reset(b.gran)
 	}
 	return now
 }
 
 // tick refreshes the coarse clock, and goes on ticking only if it was read since the last tick.
-func (p *Pool[T]) tick() {
-	p.h.seen.Store(p.clock())
-	if p.h.used.Swap(false) && p.h.gate.Load()&closedBit == 0 {
-		p.timer.Reset(p.gran)
+func (b *base) tick() {
+	b.h.seen.Store(b.clock())
+	if b.h.used.Swap(false) && b.h.gate.Load()&closedBit == 0 {
+		b.timer.Reset(b.gran)
 		return
 	}
-	p.h.awake.Store(false)
+	b.h.awake.Store(false)
 }
 
 // collided records that two goroutines met on the idle stack: from then on the Ps' caches serve.
-func (p *Pool[T]) collided() {
-	if !p.h.spread.Load() {
-		p.h.spread.Store(true)
+func (b *base) collided() {
+	if !b.h.spread.Load() {
+		b.h.spread.Store(true)
 	}
 }
 
 // push puts slot i, idle, on top of the idle stack.
-func (p *Pool[T]) push(i uint32) {
-	s := &p.slots[i]
+func (b *base) push(i uint32) {
+	s := &b.slots[i]
 	for {
-		old := p.h.top.Load()
+		old := b.h.top.Load()
 		s.next.Store(uint32(old))
-		if p.h.top.CompareAndSwap(old, (old>>32+1)<<32|uint64(i+1)) {
+		if b.h.top.CompareAndSwap(old, (old>>32+1)<<32|uint64(i+1)) {
 			return
 		}
-		p.collided()
+		b.collided()
 	}
 }
 
 // pop takes the top slot off the idle stack.
-func (p *Pool[T]) pop() (uint32, bool) {
+func (b *base) pop() (uint32, bool) {
 	for {
-		old := p.h.top.Load()
+		old := b.h.top.Load()
 		top := uint32(old)
 		if top == 0 {
 			return 0, false
 		}
-		next := p.slots[top-1].next.Load()
-		if p.h.top.CompareAndSwap(old, (old>>32+1)<<32|uint64(next)) {
+		next := b.slots[top-1].next.Load()
+		if b.h.top.CompareAndSwap(old, (old>>32+1)<<32|uint64(next)) {
 			return top - 1, true
 		}
-		p.collided()
+		b.collided()
 	}
 }
 
 // row is the caller's P's cache word: slot plus one, 0 when empty. It is read and written only
 // with atomics, so a goroutine that moves to another P after finding it (or, in the build without
 // a real P index, shares it with another) stays correct.
-func (p *Pool[T]) row() *int64 {
-	r := p.cache.Current()
+func (b *base) row() *int64 {
+	r := b.cache.Current()
 	if w := r.Row(stripe.PinRow(r)); w != nil {
 		stripe.Unpin()
 		return (*int64)(w)
 	}
 	stripe.Unpin()
-	w := p.cache.Pin() // GOMAXPROCS grew: the table grows
+	w := b.cache.Pin() // GOMAXPROCS grew: the table grows
 	stripe.Unpin()
 	return (*int64)(w)
 }
 
-// take takes the most recently released idle slot: see the package doc's "Which idle resource".
-func (p *Pool[T]) take() (uint32, bool) {
-	i, ok := p.takeAny()
-	if ok && p.capped() {
-		p.h.idleN.Add(-1)
+// take takes the most recently released idle slot off the idle set (see the package doc's "Which
+// idle resource"). The slot stays marked idle, and counted, until its taker moves it on.
+func (b *base) take() (uint32, bool) {
+	if !b.h.spread.Load() {
+		return b.pop()
 	}
-	return i, ok
-}
-
-func (p *Pool[T]) takeAny() (uint32, bool) {
-	if !p.h.spread.Load() {
-		return p.pop()
-	}
-	if v := atomic.SwapInt64(p.row(), 0); v != 0 {
+	if v := atomic.SwapInt64(b.row(), 0); v != 0 {
 		return uint32(v - 1), true
 	}
-	if i, ok := p.pop(); ok {
+	if i, ok := b.pop(); ok {
 		return i, true
 	}
-	for w := range p.cache.All() {
-		if v := atomic.SwapInt64((*int64)(w), 0); v != 0 {
-			return uint32(v - 1), true
+	// Every row ever made, walked by hand: a range over an iterator here would need a closure,
+	// and one that escapes where the iterator is not inlined.
+	for r := b.cache.Current(); r != nil; r = r.Prev() {
+		for k := range r.Len() {
+			if v := atomic.SwapInt64((*int64)(r.Row(k)), 0); v != 0 {
+				return uint32(v - 1), true
+			}
 		}
 	}
 	return 0, false
 }
 
-// put makes slot i idle: into the caller's P's cache when the caches serve and it is empty, else
-// on the idle stack. Counted by the caller.
-func (p *Pool[T]) put(i uint32) {
-	if p.h.spread.Load() && atomic.CompareAndSwapInt64(p.row(), 0, int64(i)+1) {
+// put makes slot i idle, counted already: into the caller's P's cache when the caches serve and
+// it is empty, else on the idle stack.
+func (b *base) put(i uint32) {
+	s := &b.slots[i]
+	s.word.Store(s.word.Load()&^stMask | stIdle)
+	if b.h.spread.Load() && atomic.CompareAndSwapInt64(b.row(), 0, int64(i)+1) {
 		return
 	}
-	p.push(i)
+	b.push(i)
 }
 
-// Acquire returns a resource: the most recently released idle one, a new one opened on this
-// goroutine when there is room, or the next one released, in the order callers came. It returns
-// an error matching [ErrRefused] when the ward refuses (Later's carries the wait), ctx's error when
-// ctx ends first, [ErrClosed] when the pool is closed, or open's error.
-func (p *Pool[T]) Acquire(ctx context.Context) (T, error) {
-	if err := ctx.Err(); err != nil {
-		var zero T
-		return zero, err
+// What lendIdle and giveBack found.
+const (
+	fastNone  = iota // lendIdle: nothing idle, or callers wait
+	fastDone         // lent; given back
+	fastStale        // lendIdle: slot i is past its age, out of the idle set: retire it. giveBack: not this loan
+	fastSlow         // giveBack: taken back; finish under the lock
+	fastWake         // giveBack: idle again, but a caller began to wait or the pool closed meanwhile
+)
+
+// lendIdle lends an idle resource while no caller waits: the slot and the loan's word.
+func (b *base) lendIdle() (uint32, uint64, int) {
+	if b.h.gate.Load() != 0 {
+		return 0, 0, fastNone
 	}
-	if !p.lends {
-		for p.h.gate.Load() == 0 {
-			i, ok := p.take()
-			if !ok {
-				break
-			}
-			s := &p.slots[i]
-			if p.timed && p.lim.stale(p.now(), s.born, s.rested) {
-				p.retireNow(i)
-				continue
-			}
-			s.word.Store(s.word.Load()&^stMask | stLent)
-			return s.item, nil
+	i, ok := b.take()
+	if !ok {
+		return 0, 0, fastNone
+	}
+	s := &b.slots[i]
+	w := s.lend()
+	b.unreserve()
+	if b.timed && b.lim.stale(b.now(), s.born, s.rested) {
+		return i, w, fastStale
+	}
+	return i, w, fastDone
+}
+
+// giveBack takes slot i back from the loan whose word is w and, on the fast path, makes it idle.
+func (b *base) giveBack(i uint32, w uint64) int {
+	s := &b.slots[i]
+	if !s.word.CompareAndSwap(w, w+genStep) {
+		return fastStale
+	}
+	if b.timed {
+		s.rested = b.now()
+	}
+	if b.lends || b.h.gate.Load() != 0 || past(s.rested, s.born, b.lim.Life) || !b.reserve() {
+		return fastSlow
+	}
+	b.put(i)
+	if b.h.gate.Load() != 0 {
+		return fastWake
+	}
+	return fastDone
+}
+
+// Acquire lends a resource: the most recently released idle one, a new one opened when there is
+// room, or the next one released, in the order callers came. It returns an error matching
+// [ErrRefused] when the ward refuses (Later's carries the wait), ctx's error when ctx ends first,
+// [ErrClosed] when the pool is closed, or open's error. A panic in open gives the room it had back
+// and continues on this goroutine.
+func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
+	if err := ctx.Err(); err != nil {
+		return Loan[T]{}, err
+	}
+	for !p.b.lends {
+		i, w, got := p.b.lendIdle()
+		if got == fastDone {
+			return Loan[T]{p: p, item: p.items[i], w: w, i: i}, nil
 		}
+		if got == fastNone {
+			break
+		}
+		p.mu.Lock()
+		out := p.serve(p.b.clock(), []uint32{p.retire(i)})
+		p.mu.Unlock()
+		p.closeAll(out)
 	}
 	return p.acquireSlow(ctx)
 }
 
-// grant is what a waiter is given: a slot (lent, or reserved to make) or a refusal.
+// Release gives the resource back. It is kept idle unless Limits.Idle already sit idle, it is
+// past Life, or the pool is closed; then it is closed. A Release or Destroy of a loan that has
+// ended does nothing.
+func (l Loan[T]) Release() {
+	p := l.p
+	if p == nil {
+		return
+	}
+	switch p.b.giveBack(l.i, l.w) {
+	case fastSlow:
+		p.releaseSlow(l.i)
+	case fastWake:
+		p.mu.Lock()
+		out := p.serve(p.b.clock(), p.drainIfClosed(nil))
+		p.mu.Unlock()
+		p.closeAll(out)
+	}
+}
+
+// Destroy says the resource broke: it is closed and its room freed for a new one. A Release or
+// Destroy of a loan that has ended does nothing.
+func (l Loan[T]) Destroy() {
+	p := l.p
+	if p == nil || !p.b.slots[l.i].word.CompareAndSwap(l.w, l.w+genStep) {
+		return
+	}
+	p.mu.Lock()
+	now := p.b.clock()
+	p.g.back(p.b.slots[l.i].loan, now, false)
+	out := p.serve(now, []uint32{p.retire(l.i)})
+	p.mu.Unlock()
+	p.closeAll(out)
+}
+
+// loan is slot i's resource lent under the word w.
+func (p *Pool[T]) loan(i uint32, w uint64) Loan[T] {
+	return Loan[T]{p: p, item: p.items[i], w: w, i: i}
+}
+
+// grant is what a waiter is given: a slot (lent under w, or reserved to make) or a refusal.
 type grant struct {
 	i    uint32
+	w    uint64
 	make bool
 	err  error
 }
@@ -399,7 +567,7 @@ func (p *Pool[T]) enqueue(w *waiter) {
 		p.tail.next = w
 	}
 	p.tail = w
-	p.h.gate.Add(1)
+	p.b.h.gate.Add(1)
 }
 
 func (p *Pool[T]) dequeue(w *waiter) {
@@ -414,7 +582,7 @@ func (p *Pool[T]) dequeue(w *waiter) {
 		w.next.prev = w.prev
 	}
 	w.prev, w.next, w.queued = nil, nil, false
-	p.h.gate.Add(-1)
+	p.b.h.gate.Add(-1)
 }
 
 // give hands g to the first waiter.
@@ -424,18 +592,17 @@ func (p *Pool[T]) give(g grant) {
 	w.ch <- g
 }
 
-func (p *Pool[T]) acquireSlow(ctx context.Context) (T, error) {
-	var zero T
+func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 	// A waiter of its own (one small allocation on the slow path): a waiter kept for reuse across
 	// calls would carry its channel from one testing/synctest bubble into another.
 	w := &waiter{ch: make(chan grant, 1)}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return zero, ErrClosed
+		return Loan[T]{}, ErrClosed
 	}
 	p.enqueue(w)
-	out := p.serve(p.clock(), nil)
+	out := p.serve(p.b.clock(), nil)
 	p.mu.Unlock()
 	p.closeAll(out)
 	var g grant
@@ -446,127 +613,188 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (T, error) {
 		if w.queued {
 			p.dequeue(w)
 			p.mu.Unlock()
-			return zero, ctx.Err()
+			return Loan[T]{}, ctx.Err()
 		}
 		p.mu.Unlock()
 		g = <-w.ch // served while giving up: undo it
-		if g.err == nil {
-			p.undo(g)
+		switch {
+		case g.err != nil:
+		case g.make:
+			p.mu.Lock()
+			p.g.back(p.b.slots[g.i].loan, p.b.clock(), false)
+			p.unmake(g.i)
+			out := p.serve(p.b.clock(), nil)
+			p.mu.Unlock()
+			p.closeAll(out)
+		default:
+			p.loan(g.i, g.w).Release()
 		}
-		return zero, ctx.Err()
+		return Loan[T]{}, ctx.Err()
 	}
 	if g.err != nil {
-		return zero, g.err
+		return Loan[T]{}, g.err
 	}
 	if !g.make {
-		return p.slots[g.i].item, nil
+		return p.loan(g.i, g.w), nil
 	}
 	return p.make(ctx, g.i)
 }
 
-// undo gives back a grant its waiter no longer wants.
-func (p *Pool[T]) undo(g grant) {
-	if !g.make {
-		p.Release(p.slots[g.i].item)
-		return
-	}
-	p.mu.Lock()
-	p.g.back(p.slots[g.i].loan, p.clock(), false)
-	p.unreserve(g.i)
-	out := p.serve(p.clock(), nil)
-	p.mu.Unlock()
-	p.closeAll(out)
-}
-
-// unreserve frees a slot reserved to make. Under the lock.
-// freeNext moves the slot to its next generation, free: the generation counts up past the two
-// state bits, and stFree is the state 0.
-func (s *slot[T]) freeNext() { s.word.Store((s.word.Load()>>2 + 1) << 2) }
-
-func (p *Pool[T]) unreserve(i uint32) {
-	s := &p.slots[i]
+// unmake frees a slot reserved to make. Under the lock.
+func (p *Pool[T]) unmake(i uint32) {
+	s := &p.b.slots[i]
 	s.freeNext()
 	s.loan = 0
 	p.free = append(p.free, i)
 	p.live--
 }
 
-// make opens a resource into slot i, reserved for it.
-func (p *Pool[T]) make(ctx context.Context, i uint32) (T, error) {
-	item, err := p.open(ctx)
-	now := p.clock()
-	s := &p.slots[i]
-	p.mu.Lock()
-	if err != nil {
-		p.failed++
-		if contract.Classify(ctx, err, nil, nil, contract.Ignore, contract.Fail) == contract.Ignore {
-			p.g.back(s.loan, now, false)
-		} else {
-			p.g.unmade(now, p.roll())
-			p.g.back(s.loan, now, false)
+// dialing is one open under way: what it produced, for the caller waiting on done, or for the
+// pool when the caller has gone. Its fields are written under the pool's lock.
+type dialing[T any] struct {
+	done     chan struct{} // closed when the outcome is in
+	finished bool
+	gone     bool // the caller stopped waiting
+	w        uint64
+	err      error
+	panicked bool
+	panicVal any
+}
+
+// make opens a resource into slot i, reserved for it. The open runs on a goroutine of its own
+// under the pool's dial timeout, so that the caller can return at its own deadline while the open
+// finishes and its resource goes to the next caller.
+func (p *Pool[T]) make(ctx context.Context, i uint32) (Loan[T], error) {
+	d := &dialing[T]{done: make(chan struct{})}
+	go p.dial(context.WithoutCancel(ctx), i, d)
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		p.mu.Lock()
+		if !d.finished {
+			d.gone = true // the dial's outcome goes to the pool
+			p.mu.Unlock()
+			return Loan[T]{}, ctx.Err()
 		}
-		p.unreserve(i)
+		p.mu.Unlock()
+	}
+	if d.panicked {
+		panic(d.panicVal)
+	}
+	if d.err != nil {
+		return Loan[T]{}, d.err
+	}
+	l := p.loan(i, d.w)
+	if err := ctx.Err(); err != nil {
+		l.Release() // the caller gave up as the open finished: the resource goes to the pool
+		return Loan[T]{}, err
+	}
+	return l, nil
+}
+
+// dial runs open for slot i and settles its outcome: to the caller waiting on d, or, when the
+// caller has gone, to the pool (the resource to the next waiter or the idle set).
+func (p *Pool[T]) dial(ctx context.Context, i uint32, d *dialing[T]) {
+	ctx, cancel := context.WithTimeout(ctx, p.dialTimeout)
+	defer cancel()
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover() // nil: open called runtime.Goexit
+		p.mu.Lock()
+		p.failed++
+		now := p.b.clock()
+		p.g.unmade(now, p.roll())
+		p.g.back(p.b.slots[i].loan, now, false)
+		p.unmake(i)
 		out := p.serve(now, nil)
+		d.finished, d.err, d.panicked, d.panicVal = true, errExited, v != nil, v
+		gone := d.gone
 		p.mu.Unlock()
 		p.closeAll(out)
-		var zero T
-		return zero, err
-	}
-	p.opened++
-	p.g.made(now)
-	if _, known := (*p.index.Load())[item]; known || p.closed {
-		// open handed back a resource the pool already holds, or the pool closed meanwhile
-		p.g.back(s.loan, now, true)
-		var zero T
-		if known {
-			p.unreserve(i)
-			out := p.serve(now, nil)
-			p.mu.Unlock()
-			p.closeAll(out)
-			return zero, errHeld
+		close(d.done)
+		if gone && v != nil {
+			panic(v) // nobody is waiting for it: the panic continues here
 		}
-		s.item = item // closed in its slot, which stays taken until it is
+	}()
+	item, err := p.open(ctx)
+	returned = true
+	p.settle(i, item, err, d)
+}
+
+// settle records what the open for slot i returned and hands it on.
+func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing[T]) {
+	now := p.b.clock()
+	s := &p.b.slots[i]
+	var out []uint32
+	p.mu.Lock()
+	switch _, known := p.index[item]; {
+	case err != nil:
+		p.failed++
+		p.g.unmade(now, p.roll())
+		p.g.back(s.loan, now, false)
+		p.unmake(i)
+	case known: // open handed back a resource the pool already holds
+		p.opened++
+		p.g.made(now)
+		p.g.back(s.loan, now, true)
+		p.unmake(i)
+		err = errHeld
+	case p.closed:
+		p.opened++
+		p.g.made(now)
+		p.g.back(s.loan, now, true)
+		p.items[i] = item // closed in its slot, which stays taken until it is
 		s.freeNext()
-		p.mu.Unlock()
-		p.closeAll([]uint32{i})
-		return zero, ErrClosed
+		out = append(out, i)
+		err = ErrClosed
+	default:
+		p.opened++
+		p.g.made(now)
+		p.items[i], s.born = item, now
+		p.index[item] = i
+		d.w = s.lend()
+		if d.gone { // nobody waits for it: it is taken back at once
+			s.word.Store(d.w + genStep)
+			p.g.back(s.loan, now, true)
+			s.loan = 0
+			s.rested = now
+			out = p.keep(i, now, out)
+		}
 	}
-	s.item, s.born = item, now
-	m := maps.Clone(*p.index.Load())
-	m[item] = ref{i, uint32(s.word.Load() >> 2)}
-	p.index.Store(&m)
-	s.word.Store(s.word.Load()&^stMask | stLent)
+	d.finished, d.err = true, err
+	out = p.serve(now, out)
 	p.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		p.Release(item) // the caller gave up: the resource goes to the pool, not to waste
-		var zero T
-		return zero, err
-	}
-	return item, nil
+	close(d.done)
+	p.closeAll(out)
 }
 
 // serve hands what the pool can to the callers waiting, first come first served, at now. Under
 // the lock; returns out with the slots to close appended.
 func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 	for p.head != nil {
-		if i, ok := p.take(); ok {
-			s := &p.slots[i]
-			if p.timed && p.lim.stale(now, s.born, s.rested) {
+		if i, ok := p.b.take(); ok {
+			s := &p.b.slots[i]
+			if p.b.timed && p.b.lim.stale(now, s.born, s.rested) {
 				out = append(out, p.retire(i))
+				p.b.unreserve()
 				continue
 			}
 			loan, ok := p.g.lend(now)
 			if !ok {
-				p.pushIdle(i)
+				p.b.put(i) // still counted
 				p.refuseAll(ErrRefused)
 				return out
 			}
 			s.loan = loan
-			s.word.Store(s.word.Load()&^stMask | stLent)
-			p.give(grant{i: i})
+			w := s.lend()
+			p.b.unreserve()
+			p.give(grant{i: i, w: w})
 			continue
 		}
-		if p.live >= p.lim.Size {
+		if p.live >= p.b.lim.Size {
 			return out
 		}
 		kind, wait, loan := p.g.admit(now, p.roll())
@@ -580,7 +808,7 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 		}
 		i := p.free[len(p.free)-1]
 		p.free = p.free[:len(p.free)-1]
-		s := &p.slots[i]
+		s := &p.b.slots[i]
 		s.loan = loan
 		s.word.Store(s.word.Load()&^stMask | stMaking)
 		p.live++
@@ -589,39 +817,43 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 	return out
 }
 
-// pushIdle puts slot i back on the idle stack, counting it.
-func (p *Pool[T]) pushIdle(i uint32) {
-	if p.capped() {
-		p.h.idleN.Add(1)
-	}
-	p.put(i)
-}
-
 func (p *Pool[T]) refuseAll(err error) {
 	for p.head != nil {
 		p.give(grant{err: err})
 	}
 }
 
+// keep places slot i, taken back from its loan at now and not idle: with the first waiter, in
+// the idle set if Limits.Idle leaves room, or out to be closed. Under the lock.
+func (p *Pool[T]) keep(i uint32, now int64, out []uint32) []uint32 {
+	s := &p.b.slots[i]
+	if p.closed || past(now, s.born, p.b.lim.Life) {
+		return append(out, p.retire(i))
+	}
+	if p.head != nil {
+		if loan, ok := p.g.lend(now); ok {
+			s.loan = loan
+			p.give(grant{i: i, w: s.lend()})
+			return out
+		}
+		p.refuseAll(ErrRefused)
+	}
+	if p.b.reserve() {
+		p.b.put(i)
+		return out
+	}
+	return append(out, p.retire(i))
+}
+
 // retire takes slot i's resource out of the pool and returns i for closeAll: the slot stays
 // taken, and counted live, until its resource is closed, so that a new one is never opened
 // beside one still closing. Under the lock.
 func (p *Pool[T]) retire(i uint32) uint32 {
-	s := &p.slots[i]
-	m := maps.Clone(*p.index.Load())
-	delete(m, s.item)
-	p.index.Store(&m)
+	s := &p.b.slots[i]
+	delete(p.index, p.items[i])
 	s.freeNext()
 	s.loan = 0
 	return i
-}
-
-// retireNow retires slot i, serves the waiters, and closes what has to be closed.
-func (p *Pool[T]) retireNow(i uint32) {
-	p.mu.Lock()
-	out := p.serve(p.clock(), []uint32{p.retire(i)})
-	p.mu.Unlock()
-	p.closeAll(out)
 }
 
 // closeAll closes the resources of retired slots, outside the lock, then frees the slots and
@@ -629,79 +861,30 @@ func (p *Pool[T]) retireNow(i uint32) {
 func (p *Pool[T]) closeAll(out []uint32) {
 	for len(out) > 0 {
 		for _, i := range out {
-			p.close(p.slots[i].item)
+			p.close(p.items[i])
 		}
 		p.mu.Lock()
 		var zero T
 		for _, i := range out {
-			p.slots[i].item = zero
+			p.items[i] = zero
 			p.free = append(p.free, i)
 			p.live--
 			p.retired++
 		}
-		out = p.serve(p.clock(), out[:0])
+		out = p.serve(p.b.clock(), out[:0])
 		p.mu.Unlock()
 	}
 }
 
-// claim finds a lent resource and marks it as coming back; false when the pool did not lend it.
-func (p *Pool[T]) claim(item T) (uint32, bool) {
-	r, ok := (*p.index.Load())[item]
-	if !ok {
-		return 0, false
-	}
-	gen := uint64(r.gen) << 2
-	return r.i, p.slots[r.i].word.CompareAndSwap(gen|stLent, gen|stIdle)
-}
-
-// Release gives back a resource Acquire returned. It is kept idle unless Limits.Idle already sit
-// idle, it is past Life, or the pool is closed; then it is closed. A resource the pool did not
-// lend (never acquired, or released already) is ignored.
-func (p *Pool[T]) Release(item T) {
-	i, ok := p.claim(item)
-	if !ok {
-		return
-	}
-	s := &p.slots[i]
-	if p.timed {
-		s.rested = p.now()
-	}
-	if p.lends || p.h.gate.Load() != 0 || (p.lim.Life > 0 && past(s.rested, s.born, p.lim.Life)) {
-		p.releaseSlow(i)
-		return
-	}
-	if p.capped() && p.h.idleN.Add(1) > int64(p.lim.Idle) {
-		p.h.idleN.Add(-1)
-		p.releaseSlow(i)
-		return
-	}
-	p.put(i)
-	if p.h.gate.Load() != 0 { // a caller began to wait, or the pool closed, as it was put
-		p.mu.Lock()
-		out := p.serve(p.clock(), p.drainIfClosed(nil))
-		p.mu.Unlock()
-		p.closeAll(out)
-	}
-}
-
-// releaseSlow takes back slot i under the lock: to the first waiter, the idle stack, or closing.
+// releaseSlow takes back slot i, claimed from its loan, under the lock.
 func (p *Pool[T]) releaseSlow(i uint32) {
-	s := &p.slots[i]
-	var out []uint32
+	s := &p.b.slots[i]
 	p.mu.Lock()
-	now := p.clock()
+	now := p.b.clock()
 	p.g.back(s.loan, now, true)
 	s.loan = 0
-	switch {
-	case p.closed || (p.lim.Life > 0 && past(now, s.born, p.lim.Life)):
-		out = append(out, p.retire(i))
-	case p.head != nil || !p.capped() || p.h.idleN.Load() < int64(p.lim.Idle):
-		s.rested = now
-		p.pushIdle(i) // the first waiter takes it at once
-	default:
-		out = append(out, p.retire(i))
-	}
-	out = p.serve(now, out)
+	s.rested = now
+	out := p.serve(now, p.keep(i, now, nil))
 	p.mu.Unlock()
 	p.closeAll(out)
 }
@@ -712,28 +895,13 @@ func (p *Pool[T]) drainIfClosed(out []uint32) []uint32 {
 		return out
 	}
 	for {
-		i, ok := p.take()
+		i, ok := p.b.take()
 		if !ok {
 			return out
 		}
 		out = append(out, p.retire(i))
+		p.b.unreserve()
 	}
-}
-
-// Destroy says a lent resource broke: it is closed and its room freed for a new one. A resource
-// the pool did not lend is ignored.
-func (p *Pool[T]) Destroy(item T) {
-	i, ok := p.claim(item)
-	if !ok {
-		return
-	}
-	p.mu.Lock()
-	now := p.clock()
-	s := &p.slots[i]
-	p.g.back(s.loan, now, false)
-	out := p.serve(now, []uint32{p.retire(i)})
-	p.mu.Unlock()
-	p.closeAll(out)
 }
 
 // Evict closes every idle resource that has sat longer than Keep or lived longer than Life, and
@@ -741,25 +909,23 @@ func (p *Pool[T]) Destroy(item T) {
 // resource either way.
 func (p *Pool[T]) Evict() int {
 	p.mu.Lock()
-	now := p.clock()
+	now := p.b.clock()
 	var keep, out []uint32
 	for {
-		i, ok := p.take()
+		i, ok := p.b.take()
 		if !ok {
 			break
 		}
-		s := &p.slots[i]
-		if p.lim.stale(now, s.born, s.rested) {
+		s := &p.b.slots[i]
+		if p.b.lim.stale(now, s.born, s.rested) {
 			out = append(out, p.retire(i))
+			p.b.unreserve()
 		} else {
-			keep = append(keep, i)
+			keep = append(keep, i) // still counted: nobody takes its place meanwhile
 		}
 	}
-	for k := len(keep) - 1; k >= 0; k-- { // back on the stack, in the order they were taken
-		if p.capped() {
-			p.h.idleN.Add(1)
-		}
-		p.push(keep[k])
+	for k := len(keep) - 1; k >= 0; k-- { // back, in the order they were taken
+		p.b.push(keep[k])
 	}
 	out = p.serve(now, out)
 	p.mu.Unlock()
@@ -783,8 +949,8 @@ func (p *Pool[T]) evictor(every time.Duration) {
 }
 
 // Close closes every idle resource, refuses the callers waiting and every later Acquire with
-// [ErrClosed], and stops the evictor; a resource released after Close is closed. Closing again
-// does nothing.
+// [ErrClosed], and stops the evictor; a resource released after Close is closed, and so is one an
+// open still under way produces. Closing again does nothing.
 func (p *Pool[T]) Close() {
 	p.mu.Lock()
 	if p.closed {
@@ -792,13 +958,13 @@ func (p *Pool[T]) Close() {
 		return
 	}
 	p.closed = true
-	p.h.gate.Add(closedBit)
+	p.b.h.gate.Add(closedBit)
 	out := p.drainIfClosed(nil)
 	p.refuseAll(ErrClosed)
 	p.mu.Unlock()
 	p.closeAll(out)
-	if p.timer != nil {
-		p.timer.Stop() // a tick already under way sees closedBit and stops
+	if p.b.timer != nil {
+		p.b.timer.Stop() // a tick already under way sees closedBit and stops
 	}
 	if p.stop != nil {
 		close(p.stop)
@@ -810,16 +976,17 @@ func (p *Pool[T]) Close() {
 func (p *Pool[T]) Refusal() float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.g.refusal(p.clock())
+	return p.g.refusal(p.b.clock())
 }
 
-// Stats returns a snapshot of the pool.
+// Stats returns a snapshot of the pool. Its fields are read one after another while the pool
+// runs, so under concurrent use they need not add up; Idle never exceeds Limits.Idle.
 func (p *Pool[T]) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Stats{Live: p.live, Waiting: int(p.h.gate.Load() &^ closedBit), Opened: p.opened, Failed: p.failed, Closed: p.retired}
-	for i := range p.slots {
-		switch p.slots[i].word.Load() & stMask {
+	st := Stats{Live: p.live, Waiting: int(p.b.h.gate.Load() &^ closedBit), Opened: p.opened, Failed: p.failed, Closed: p.retired}
+	for i := range p.b.slots {
+		switch p.b.slots[i].word.Load() & stMask {
 		case stIdle:
 			st.Idle++
 		case stLent:
@@ -827,6 +994,11 @@ func (p *Pool[T]) Stats() Stats {
 		case stMaking:
 			st.Making++
 		}
+	}
+	if p.b.capped() {
+		// The count, not the sweep: a slot seen idle early in the sweep may have been lent, and
+		// another made idle in its place, before the sweep ends.
+		st.Idle = int(p.b.h.idleN.Load())
 	}
 	return st
 }

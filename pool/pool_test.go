@@ -82,6 +82,7 @@ func TestNewValidates(t *testing.T) {
 		{"WithClock", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithClock(nil)); return err }()},
 		{"WithRand", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithRand(nil)); return err }()},
 		{"WithEvictEvery", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithEvictEvery(0)); return err }()},
+		{"WithDialTimeout", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithDialTimeout(-time.Second)); return err }()},
 	} {
 		if !errors.Is(tc.err, ErrInvalid) || !errors.Is(tc.err, ward.ErrInvalid) || !contains(tc.err.Error(), tc.name) {
 			t.Errorf("%s: err = %v, want an ErrInvalid naming it", tc.name, tc.err)
@@ -105,7 +106,7 @@ func TestPoolMatchesCore(t *testing.T) {
 		w := Ward{Backoff: fakeBackoff{}}
 		p := newPool(t, c, l, WithClock(clk.Now), WithRand(func() float64 { return 0.5 }), WithWard(w))
 		core, _ := NewCore[int](l, w, 0)
-		var lent []*res
+		var lent []Loan[*res]
 		nextID := 0
 		for step := range 300 {
 			now := clk.Now()
@@ -141,20 +142,20 @@ func TestPoolMatchesCore(t *testing.T) {
 					t.Fatalf("%s: Acquire error %v, Core says %v", where, err, wantErr)
 				}
 				if err == nil {
-					if fmt.Sprint(got.id) != want {
-						t.Fatalf("%s: Acquire = %d, Core says %s", where, got.id, want)
+					if fmt.Sprint(got.Value().id) != want {
+						t.Fatalf("%s: Acquire = %d, Core says %s", where, got.Value().id, want)
 					}
 					lent = append(lent, got)
 				}
 			case op < 7 && len(lent) > 0: // release
 				i := r.IntN(len(lent))
-				core.Give(lent[i].id, now)
-				p.Release(lent[i])
+				core.Give(lent[i].Value().id, now)
+				lent[i].Release()
 				lent = append(lent[:i], lent[i+1:]...)
 			case op < 8 && len(lent) > 0: // destroy
 				i := r.IntN(len(lent))
-				core.Drop(lent[i].id, now)
-				p.Destroy(lent[i])
+				core.Drop(lent[i].Value().id, now)
+				lent[i].Destroy()
 				lent = append(lent[:i], lent[i+1:]...)
 			case op < 9:
 				if got, want := p.Evict(), len(core.Evict(now)); got != want {
@@ -170,7 +171,7 @@ func TestPoolMatchesCore(t *testing.T) {
 		}
 		p.Close()
 		for _, x := range lent {
-			p.Release(x)
+			x.Release()
 		}
 		checkClosed(t, c)
 	}
@@ -194,13 +195,13 @@ func TestPoolAcquireReleaseAllocs(t *testing.T) {
 	defer p.Close()
 	ctx := context.Background()
 	x, _ := p.Acquire(ctx)
-	p.Release(x)
+	x.Release()
 	if n := testing.AllocsPerRun(1000, func() {
 		x, err := p.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.Release(x)
+		x.Release()
 	}); n != 0 {
 		t.Fatalf("Acquire+Release of an idle resource allocates %v times, want 0", n)
 	}
@@ -234,11 +235,11 @@ func TestPoolFIFO(t *testing.T) {
 				return
 			}
 			order <- k
-			p.Release(x)
+			x.Release()
 		}()
 		waitFor(t, "waiter queued", func() bool { return p.Stats().Waiting == k+1 })
 	}
-	p.Release(a)
+	a.Release()
 	wg.Wait()
 	close(order)
 	want := 0
@@ -248,27 +249,6 @@ func TestPoolFIFO(t *testing.T) {
 		}
 		want++
 	}
-	p.Close()
-	checkClosed(t, c)
-}
-
-// A canceled Acquire does not leak what its open produced: it goes to the pool.
-func TestPoolCanceledOpenGoesToPool(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &counts{onOpen: func(ctx context.Context) { cancel(); <-ctx.Done() }}
-	p := newPool(t, c, limits(1, 1, 0, 0))
-	if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Acquire = %v, want context.Canceled", err)
-	}
-	if st := p.Stats(); st.Idle != 1 || st.Opened != 1 {
-		t.Fatalf("Stats after a canceled open = %+v, want the resource idle", st)
-	}
-	c.onOpen = nil
-	x, err := p.Acquire(context.Background())
-	if err != nil || x.id != 1 || p.Stats().Opened != 1 {
-		t.Fatalf("Acquire = %v, %v; want the canceled caller's resource", x, err)
-	}
-	p.Release(x)
 	p.Close()
 	checkClosed(t, c)
 }
@@ -289,7 +269,7 @@ func TestPoolWaiterCancel(t *testing.T) {
 	if st := p.Stats(); st.Waiting != 0 {
 		t.Fatalf("Stats = %+v, want no one waiting", st)
 	}
-	p.Release(a)
+	a.Release()
 	if st := p.Stats(); st.Idle != 1 {
 		t.Fatalf("Stats = %+v, want the resource idle", st)
 	}
@@ -325,19 +305,19 @@ func TestPoolClose(t *testing.T) {
 	p := newPool(t, c, limits(2, 2, 0, 0))
 	a, _ := p.Acquire(context.Background())
 	b, _ := p.Acquire(context.Background())
-	p.Release(b)
+	b.Release()
 	b, _ = p.Acquire(context.Background())
-	done := make(chan error)
-	go func() { _, err := p.Acquire(context.Background()); done <- err }()
+	done := make(chan Loan[*res])
+	go func() { l, _ := p.Acquire(context.Background()); done <- l }()
 	waitFor(t, "waiter queued", func() bool { return p.Stats().Waiting == 1 })
-	p.Release(b)
-	<-done // served b
+	b.Release()
+	b = <-done // served b
 	p.Close()
 	if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Acquire after Close = %v, want ErrClosed", err)
 	}
-	p.Release(a)
-	p.Release(b)
+	a.Release()
+	b.Release()
 	p.Close()
 	checkClosed(t, c)
 }
@@ -348,7 +328,7 @@ func TestPoolEvictor(t *testing.T) {
 		c := &counts{}
 		p := newPool(t, c, limits(2, 2, time.Minute, 0), WithEvictEvery(10*time.Second))
 		a, _ := p.Acquire(context.Background())
-		p.Release(a)
+		a.Release()
 		time.Sleep(time.Minute + 15*time.Second) // the bubble's clock: returns at once
 		synctest.Wait()
 		if st := p.Stats(); st.Closed != 1 || st.Live != 0 {
@@ -392,15 +372,18 @@ func TestPoolStress(t *testing.T) {
 					}
 					continue
 				}
-				if x.lent.Add(1) != 1 {
+				if x.Value().lent.Add(1) != 1 {
 					double.Store(true)
 				}
 				runtime.Gosched()
-				x.lent.Add(-1)
+				x.Value().lent.Add(-1)
 				if r.IntN(10) == 0 {
-					p.Destroy(x)
+					x.Destroy()
 				} else {
-					p.Release(x)
+					x.Release()
+				}
+				if r.IntN(4) == 0 {
+					x.Release() // stale: ignored, whoever holds the resource now
 				}
 				cancel()
 			}

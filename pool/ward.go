@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/wardgo/ward/breaker"
@@ -14,12 +15,13 @@ import (
 // made from their pure cores.
 
 // FromBreaker returns a [Breaker] part deciding with c, a breaker core: a make is a call to the
-// backend, Allow refuses it at the ratio the breaker's window shows. A nil c gives no part.
-func FromBreaker(c *breaker.Core) Breaker {
+// backend, Allow refuses it at the ratio the breaker's window shows. A nil c is an error naming
+// it (a Ward without a breaker leaves the field nil).
+func FromBreaker(c *breaker.Core) (Breaker, error) {
 	if c == nil {
-		return nil
+		return nil, contract.Field(ErrInvalid, "FromBreaker core", "nil", "a *breaker.Core")
 	}
-	return breakerPart{c}
+	return breakerPart{c}, nil
 }
 
 type breakerPart struct{ c *breaker.Core }
@@ -35,12 +37,12 @@ func (b breakerPart) Record(now int64, ok bool) {
 }
 
 // FromBucket returns a [Bucket] part spacing makes out with b, a token bucket: each make takes one
-// token. A nil b gives no part.
-func FromBucket(b *rate.Bucket) Bucket {
+// token. A nil b is an error naming it (a Ward without a bucket leaves the field nil).
+func FromBucket(b *rate.Bucket) (Bucket, error) {
 	if b == nil {
-		return nil
+		return nil, contract.Field(ErrInvalid, "FromBucket bucket", "nil", "a *rate.Bucket")
 	}
-	return bucketPart{b}
+	return bucketPart{b}, nil
 }
 
 type bucketPart struct{ b *rate.Bucket }
@@ -50,10 +52,10 @@ func (b bucketPart) Take(now int64)               { b.b.Take(now, 1) }
 
 // FromBackoff returns a [Backoff] part holding making back by b's delays: after the n-th failed
 // make in a row, b's delay before its n-th retry. b's Attempts does not apply: a pool keeps trying
-// at the ceiling's pace.
+// at the ceiling's pace. An invalid b is an error matching ErrInvalid and naming b's field.
 func FromBackoff(b retry.Backoff) (Backoff, error) {
 	if err := b.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: FromBackoff: %w", ErrInvalid, err)
 	}
 	return backoffPart{b}, nil
 }
@@ -68,10 +70,13 @@ func (b backoffPart) Delay(failures int, roll float64, previous time.Duration) t
 // returns (thousandths; shed.CPU reads the process's). A lend is a call in flight until the
 // resource comes back; one that comes back whole counts toward what the process has shown it can
 // carry. The part keeps the shedder's open tickets in a table that grows to the pool's size and
-// is reused after. A nil c or cpu is an error.
+// is reused after. A nil c or cpu is an error naming it.
 func FromShedder(c *shed.Core, cpu func() int) (Shedder, error) {
-	if c == nil || cpu == nil {
-		return nil, contract.Field(ErrInvalid, "FromShedder", "a nil core or cpu", "both set")
+	if c == nil {
+		return nil, contract.Field(ErrInvalid, "FromShedder core", "nil", "a *shed.Core")
+	}
+	if cpu == nil {
+		return nil, contract.Field(ErrInvalid, "FromShedder cpu", "nil", "a function")
 	}
 	return &shedPart{c: c, cpu: cpu}, nil
 }

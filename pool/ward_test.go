@@ -1,9 +1,12 @@
 package pool
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/retry"
 	"github.com/wardgo/ward/shed"
@@ -27,13 +30,11 @@ func TestWardFromCores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := FromShedder(nil, nil); err == nil {
-		t.Fatal("FromShedder(nil, nil) accepted")
+	bp, err := FromBreaker(br)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if FromBreaker(nil) != nil || FromBucket(nil) != nil {
-		t.Fatal("a nil core gave a part")
-	}
-	c := newCore(t, limits(2, 2, 0, 0), Ward{Breaker: FromBreaker(br), Backoff: bo, Shedder: sh})
+	c := newCore(t, limits(2, 2, 0, 0), Ward{Breaker: bp, Backoff: bo, Shedder: sh})
 	// Failed makes: the backoff holds making back; the breaker learns and refuses.
 	now := int64(0)
 	refused := false
@@ -56,5 +57,43 @@ func TestWardFromCores(t *testing.T) {
 	}
 	if sc.InFlight() != 0 {
 		t.Fatalf("shedder has %d in flight after every make failed", sc.InFlight())
+	}
+}
+
+// Every From… refuses a nil argument with an ErrInvalid naming it.
+func TestFromNil(t *testing.T) {
+	sc, err := shed.NewCore(shed.DefaultPolicy(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		part any
+		err  error
+	}{
+		{"FromBreaker core", nil, nil},
+		{"FromBucket bucket", nil, nil},
+		{"FromShedder core", nil, nil},
+		{"FromShedder cpu", nil, nil},
+		{"FromBackoff", nil, nil},
+	} {
+		switch tc.name {
+		case "FromBreaker core":
+			tc.part, tc.err = FromBreaker(nil)
+		case "FromBucket bucket":
+			tc.part, tc.err = FromBucket(nil)
+		case "FromShedder core":
+			tc.part, tc.err = FromShedder(nil, func() int { return 0 })
+		case "FromShedder cpu":
+			tc.part, tc.err = FromShedder(sc, nil)
+		default:
+			tc.part, tc.err = FromBackoff(retry.Backoff{})
+		}
+		if !errors.Is(tc.err, ErrInvalid) || !errors.Is(tc.err, ward.ErrInvalid) || !strings.Contains(tc.err.Error(), tc.name) {
+			t.Errorf("%s: err = %v, want an ErrInvalid naming it", tc.name, tc.err)
+		}
+		if tc.part != nil {
+			t.Errorf("%s: a part %v beside the error", tc.name, tc.part)
+		}
 	}
 }

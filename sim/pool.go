@@ -32,9 +32,20 @@ var PoolRates = [24]float64{
 	4, 4, 4, 4, 4, 4,
 }
 
-// PoolLimits are the pool scenario's limits: 8 live, 4 of them idle, retired after 3 s idle.
+// PoolLimits are the limits a server would run the pool scenario with: 8 live, all 8 allowed to
+// sit idle, retired after 3 s idle. Keep, not a low Idle, is what shrinks the pool once traffic is
+// quiet.
 func PoolLimits() pool.Limits {
-	return pool.Limits{Size: 8, Idle: 4, Keep: 3 * time.Second}
+	return pool.Limits{Size: 8, Idle: 8, Keep: 3 * time.Second}
+}
+
+// PoolChurnLimits are PoolLimits with Idle 4: a resource given back while 4 sit idle is closed,
+// and the next call past 4 at once opens a new one. Shown beside PoolLimits for what a low Idle
+// costs.
+func PoolChurnLimits() pool.Limits {
+	l := PoolLimits()
+	l.Idle = 4
+	return l
 }
 
 // poolHold is the mean time a caller keeps a resource (exponential).
@@ -42,14 +53,14 @@ const poolHold = 30 * time.Millisecond
 
 type simConn struct{ id int }
 
-// Pool runs the pool scenario: a synthetic client drives a real [pool.Pool] for 24 s of simulated
+// Pool runs the pool scenario with lim: a synthetic client drives a real [pool.Pool] for 24 s of simulated
 // time, Poisson arrivals at [PoolRates], each call holding a resource for an exponential 30 ms, and
 // returns one row a second. The pool is driven from one goroutine on the simulated clock, so it
 // answers exactly as its Core does; a caller the pool would block (every live resource lent and
 // Size reached) is queued by the client, first come first served, and handed the next resource
 // released, as Pool.Acquire's waiters are. Evict runs at every second, as WithEvictEvery would.
 // The same seed gives the same rows.
-func Pool(seed uint64) []PoolRow {
+func Pool(seed uint64, lim pool.Limits) []PoolRow {
 	r := rand.New(rand.NewPCG(seed, 0x9001))
 	var now int64
 	var conns []*simConn // by id - 1
@@ -57,26 +68,28 @@ func Pool(seed uint64) []PoolRow {
 		conns = append(conns, &simConn{len(conns) + 1})
 		return conns[len(conns)-1], nil
 	}
-	lim := PoolLimits()
 	p, err := pool.New(open, func(*simConn) {}, lim, pool.WithClock(func() int64 { return now }), pool.WithRand(r.Float64))
 	if err != nil {
-		panic(err) // the limits above are valid
+		panic(err) // the caller's limits are valid
 	}
 	defer p.Close()
 	ctx := context.Background()
 	var q queue // the releases to come: client is the resource's id
+	loans := map[int]pool.Loan[*simConn]{}
 	var seq int64
 	var waiting []int64 // arrival instants of the callers waiting, in order
 	var maxWait time.Duration
 	lend := func(arrived int64) {
-		c, err := p.Acquire(ctx)
+		l, err := p.Acquire(ctx)
 		if err != nil {
 			panic(err) // no ward, and opens never fail here
 		}
 		maxWait = max(maxWait, time.Duration(now-arrived))
 		seq++
 		hold := time.Duration(r.ExpFloat64() * float64(poolHold))
-		heap.Push(&q, event{at: now + int64(hold), seq: seq, client: c.id})
+		id := l.Value().id
+		loans[id] = l
+		heap.Push(&q, event{at: now + int64(hold), seq: seq, client: id})
 	}
 	blocked := func() bool {
 		st := p.Stats()
@@ -94,7 +107,8 @@ func Pool(seed uint64) []PoolRow {
 		case len(q) > 0 && q[0].at <= min(next, sample):
 			rel := heap.Pop(&q).(event)
 			now = rel.at
-			p.Release(conns[rel.client-1])
+			loans[rel.client].Release()
+			delete(loans, rel.client)
 			for len(waiting) > 0 && !blocked() {
 				arrived := waiting[0]
 				waiting = waiting[1:]
@@ -122,13 +136,38 @@ func Pool(seed uint64) []PoolRow {
 	return rows
 }
 
-// WritePool runs the pool scenario with seed and prints its rows.
+// WritePool runs the pool scenario with seed, with the limits a server would use and with the
+// churning ones beside them, and prints their rows side by side, then the opens each made a
+// second and per call.
 func WritePool(w io.Writer, seed uint64) {
-	l := PoolLimits()
-	fmt.Fprintf(w, "\npool: a client drives a real pool (Size %d, Idle %d, Keep %v) for 24 s; calls hold a resource ~%v\n",
-		l.Size, l.Idle, l.Keep, poolHold)
-	fmt.Fprintf(w, "%4s %7s %5s %5s %8s %7s %7s %9s\n", "sec", "calls/s", "lent", "idle", "waiting", "opened", "closed", "max wait")
-	for _, row := range Pool(seed) {
-		fmt.Fprintf(w, "%4d %7.0f %5d %5d %8d %7d %7d %9s\n", row.Second, row.Rate, row.Lent, row.Idle, row.Waiting, row.Opened, row.Closed, msec(row.MaxWait))
+	l, c := PoolLimits(), PoolChurnLimits()
+	fmt.Fprintf(w, "\npool: a client drives a real pool for 24 s; calls hold a resource ~%v\n", poolHold)
+	fmt.Fprintf(w, "  server setting: Size %d, Idle %d, Keep %v (left)   churning: Idle %d (right)\n", l.Size, l.Idle, l.Keep, c.Idle)
+	fmt.Fprintf(w, "%4s %7s | %5s %5s %8s %7s %7s %9s | %5s %5s %8s %7s %7s %9s\n", "sec", "calls/s",
+		"lent", "idle", "waiting", "opened", "closed", "max wait", "lent", "idle", "waiting", "opened", "closed", "max wait")
+	a, b := Pool(seed, l), Pool(seed, c)
+	for k, row := range a {
+		o := b[k]
+		fmt.Fprintf(w, "%4d %7.0f | %5d %5d %8d %7d %7d %9s | %5d %5d %8d %7d %7d %9s\n", row.Second, row.Rate,
+			row.Lent, row.Idle, row.Waiting, row.Opened, row.Closed, msec(row.MaxWait),
+			o.Lent, o.Idle, o.Waiting, o.Opened, o.Closed, msec(o.MaxWait))
 	}
+	calls := PoolCalls()
+	for _, run := range []struct {
+		name string
+		rows []PoolRow
+	}{{"server setting", a}, {"churning", b}} {
+		opened := run.rows[len(run.rows)-1].Opened
+		fmt.Fprintf(w, "  %-14s %3d opens in 24 s: %.2f a second, %.1f%% of %.0f calls\n", run.name, opened,
+			float64(opened)/float64(len(run.rows)), 100*float64(opened)/calls, calls)
+	}
+}
+
+// PoolCalls is how many calls the pool scenario expects in its 24 s: the sum of [PoolRates].
+func PoolCalls() float64 {
+	var n float64
+	for _, r := range PoolRates {
+		n += r
+	}
+	return n
 }
