@@ -75,8 +75,8 @@ bench-deps: ## xsync's MapOf, sync.Map and go.uber.org/atomic beside what ward u
 bench-scaling: ## the admission paths at -cpu 1,2,4,8,16 beside the shared-word anchors: ns/op and calls/s/core
 	cd bench && $(GO) test -run '^$$' -bench Scaling -benchtime 100ms -count 10 -cpu 1,2,4,8,16 .
 
-bench-instructions: ## callgrind instructions per single-goroutine call, ward and every anchor (valgrind needed)
-	cd bench && sh cmd/instructions/instructions.sh 50000
+bench-instructions: ## callgrind instructions per single-goroutine call, ward and every anchor, the floor and the targets (valgrind needed; a row not measured fails the run)
+	cd bench && sh cmd/instructions/instructions.sh 50000 results/instructions-$(shell go env GOOS)-$(shell go env GOARCH).txt
 
 bench-report: ## regenerate the README's performance table from bench/results
 	cd bench && $(GO) run ./cmd/report -results results -readme ../README.md

@@ -1,20 +1,24 @@
 #!/bin/sh
-# Instructions per call of every single-goroutine path of the bench suite, counted by callgrind
-# inside cmd/instructions' measure function. GOGC=off and GOMAXPROCS=1 keep the collector and the
-# scheduler off the thread (callgrind follows the thread's calls, so a goroutine switch inside
-# measure would count another goroutine's work); the measured paths allocate nothing.
-# Usage (from bench/): sh cmd/instructions/instructions.sh [n]
+# Instructions per call of every single-goroutine path of the bench suite and of the floor probes,
+# counted by callgrind (cmd/instructions -all: how a row is counted is in its package doc). A row
+# that was not measured, or measured implausibly, fails the run.
+# Usage (from bench/): sh cmd/instructions/instructions.sh [n [results-file]]
+# With a results file, a run with every row measured replaces it; a failed run leaves it as it was.
 set -eu
-n=${1:-100000}
-bin=$(mktemp -d)/instructions
-go build -o "$bin" ./cmd/instructions
-printf '%-16s %-26s %12s\n' comparison impl instr/call
-"$bin" -list | while read -r c impl; do
-	ir=$(GODEBUG=asyncpreemptoff=1 GOGC=off GOMAXPROCS=1 valgrind --tool=callgrind --toggle-collect=main.measure \
-		--callgrind-out-file=/dev/null "$bin" -c "$c" -impl "$impl" -n "$n" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' || true)
-	if [ -n "$ir" ]; then
-		printf '%-16s %-26s %12.1f\n' "$c" "$impl" "$(echo "$ir / $n" | bc -l)"
-	else
-		printf '%-16s %-26s %12s\n' "$c" "$impl" failed
-	fi
-done
+n=${1:-50000}
+out=${2:-}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+go build -o "$dir/instructions" ./cmd/instructions
+if [ -z "$out" ]; then
+	exec "$dir/instructions" -all -n "$n"
+fi
+status=0
+"$dir/instructions" -all -n "$n" > "$dir/out" || status=$?
+cat "$dir/out"
+if [ "$status" -eq 0 ]; then
+	cp "$dir/out" "$out"
+else
+	echo "instructions: some rows failed; $out left as it was" >&2
+fi
+exit "$status"

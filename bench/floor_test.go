@@ -1,0 +1,50 @@
+package bench
+
+import "testing"
+
+// TestFloors: every floor names a comparison of the suite and probes that exist, with a target;
+// every probe admits, and moves what it says it moves.
+func TestFloors(t *testing.T) {
+	probes := map[string]bool{}
+	for _, i := range FloorProbes.Impls {
+		probes[i.Name] = true
+		call := i.New()
+		worked := 0
+		for range 100 {
+			if !call(func() { worked++ }, Success) {
+				t.Fatalf("probe %s refused", i.Name)
+			}
+		}
+		if worked != 100 || i.Note == "" {
+			t.Fatalf("probe %s: the work ran %d times of 100, note %q", i.Name, worked, i.Note)
+		}
+	}
+	comps := map[string]bool{}
+	for _, c := range All {
+		comps[c.Name] = true
+	}
+	for name, f := range Floors {
+		if !comps[name] {
+			t.Errorf("floor of %s: no such comparison", name)
+		}
+		if f.Target <= 0 || f.Why == "" || len(f.Parts) == 0 || f.Parts[0] != (Part{"call", 1}) {
+			t.Errorf("floor of %s: target %v, why %q, parts %v (the call first, once)", name, f.Target, f.Why, f.Parts)
+		}
+		for _, p := range f.Parts {
+			if !probes[p.Op] || !(p.Times > 0) {
+				t.Errorf("floor of %s: part %v has no probe or no share", name, p)
+			}
+		}
+	}
+	for name := range Refusals {
+		if _, ok := Floors[name]; !ok {
+			t.Errorf("refusal %s has no floor", name)
+		}
+	}
+	before := floorWord.n.Load()
+	impl(&FloorProbes, "cas").New()(None, Success)
+	impl(&FloorProbes, "add").New()(None, Success)
+	if got := floorWord.n.Load() - before; got != 2 {
+		t.Fatalf("cas and add probes moved the word by %d, want 2", got)
+	}
+}
