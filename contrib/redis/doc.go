@@ -62,7 +62,10 @@
 // counted (Stats: one counter per outcome). ward's breaker (breaker.New, or WithBreaker) sits in
 // front of the server: once calls fail, it refuses most of them without a round trip, so a dead
 // server costs a breaker decision per call rather than a timeout; it lets a probe through every
-// second and closes as calls succeed again, with no restart. A key holding something else (another
+// second and closes as calls succeed again, with no restart. On a *redis.ClusterClient each
+// master has a breaker of its own (made on first use, the master found by the key's slot), so
+// one dead master sheds its own keys' calls while the others' keys are decided as before;
+// WithBreaker puts one breaker in front of every master instead. A key holding something else (another
 // type, or a string that is not two numbers) is an error matching [ErrGarbage] naming the key; the
 // server answered, so the breaker counts it as a success. Every other error reply (OOM, BUSY,
 // READONLY, CLUSTERDOWN, MASTERDOWN, LOADING, ...) is a store failure: counted in Stats.Errors and

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -269,8 +270,9 @@ type Limiter struct {
 	args   []any // the policy's script arguments, after op, now and n, boxed once
 	cfg    config
 	brk    *breaker.Breaker
-	local  func() int64 // the clock leases expire on
-	offset atomic.Int64 // server time minus local time, in ns (server-clock mode)
+	nodes  *nodeBreakers // a breaker per master of a Cluster; nil otherwise
+	local  func() int64  // the clock leases expire on
+	offset atomic.Int64  // server time minus local time, in ns (server-clock mode)
 	fb     func() (*rate.BucketLimiter, error)
 	keys   table
 	n      counters
@@ -420,6 +422,10 @@ func newLimiter(c redis.UniversalClient, prefix string, k kind, most int, opts [
 	if cfg.leaseMax > most {
 		return nil, contract.Field(ErrInvalid, "WithLease max", cfg.leaseMax, fmt.Sprintf("<= %d (the burst or the quota)", most))
 	}
+	var nodes *nodeBreakers
+	if cc, ok := c.(*redis.ClusterClient); ok && cfg.brk == nil {
+		nodes = &nodeBreakers{cc: cc, m: map[*redis.Client]*breaker.Breaker{}}
+	}
 	if cfg.brk == nil {
 		b, err := breaker.New()
 		if err != nil {
@@ -427,13 +433,48 @@ func newLimiter(c redis.UniversalClient, prefix string, k kind, most int, opts [
 		}
 		cfg.brk = b
 	}
-	l := &Limiter{client: c, prefix: prefix, kind: k, most: most, cfg: cfg, brk: cfg.brk, local: clock.Now}
+	l := &Limiter{client: c, prefix: prefix, kind: k, most: most, cfg: cfg, brk: cfg.brk, nodes: nodes, local: clock.Now}
 	if cfg.clock != nil {
 		l.local = cfg.clock
 	}
 	l.offset.Store(time.Now().UnixNano() - clock.Now())
 	l.keys.init(cfg.keys)
 	return l, nil
+}
+
+// bound returns ctx bounded by the store's share of a call, WithTimeout's.
+func (l *Limiter) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > l.cfg.timeout {
+		return context.WithTimeout(ctx, l.cfg.timeout)
+	}
+	return ctx, func() {}
+}
+
+// nodeBreakers keeps a breaker per master of a Cluster, made on first use, so that one dead
+// master sheds its own keys' calls and no others.
+type nodeBreakers struct {
+	cc *redis.ClusterClient
+	mu sync.Mutex
+	m  map[*redis.Client]*breaker.Breaker
+}
+
+// of returns the breaker of the master that owns key's slot now, or def when the client cannot
+// say which (no cluster state yet).
+func (nb *nodeBreakers) of(ctx context.Context, key string, def *breaker.Breaker) *breaker.Breaker {
+	node, err := nb.cc.MasterForKey(ctx, key)
+	if err != nil {
+		return def
+	}
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	b := nb.m[node]
+	if b == nil {
+		if b, err = breaker.New(); err != nil {
+			return def
+		}
+		nb.m[node] = b
+	}
+	return b
 }
 
 // checkClient refuses a client that would let a call outlive its context: go-redis ignores a
@@ -599,17 +640,21 @@ func (l *Limiter) instant() string {
 // failure policy decides the caller's own want tokens (a lease asks for more than its caller
 // takes).
 func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, now string, n, want int) (Decision, error) {
-	p, err := l.brk.Allow()
+	rkey := pre + key
+	brk := l.brk
+	if l.nodes != nil { // finding the slot's owner may ask the cluster: bounded as a round trip
+		var cancel context.CancelFunc
+		ctx, cancel = l.bound(ctx)
+		defer cancel()
+		brk = l.nodes.of(ctx, rkey, brk)
+	}
+	p, err := brk.Allow()
 	if err != nil {
 		l.n.broken.Add(1)
 		return l.fail(e, want, errBroken)
 	}
-	rkey := pre + key
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > l.cfg.timeout {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.cfg.timeout)
-		defer cancel()
-	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	// EVALSHA sha 1 key op now n policy...: the command built here in one slice, where
 	// Script.Run would build a slice of keys, a slice of arguments and a copy of both.
 	args := make([]any, 0, 7+len(l.args))

@@ -41,9 +41,9 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Start runs the redis-server at path on port (0: a free one) and returns once it accepts
-// connections, as its log says, within 10 s.
-func Start(path string, port int) (*Server, error) {
+// Start runs the redis-server at path on port (0: a free one), with extra arguments after the
+// test settings, and returns once it accepts connections, as its log says, within 10 s.
+func Start(path string, port int, extra ...string) (*Server, error) {
 	if port == 0 {
 		p, err := freePort()
 		if err != nil {
@@ -51,8 +51,9 @@ func Start(path string, port int) (*Server, error) {
 		}
 		port = p
 	}
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--loglevel", "notice", "--dir", os.TempDir())
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--loglevel", "notice", "--dir", os.TempDir()}
+	cmd := exec.Command(path, append(args, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
