@@ -51,9 +51,15 @@
 // and spend from a [RetryBudget] (gRPC A6 retry throttling: 10 tokens, a tenth given back per
 // success), so retries cannot multiply an outage. Only requests that can be sent again are
 // retried: no body or GetBody, and an idempotent method or an Idempotency-Key header, the rule
-// net/http applies to its own retries. A ward refusal is never retried.
+// net/http applies to its own retries. A ward refusal is never retried: when the breaker or the
+// limit refuses a retry, the previous attempt's response is returned (the backend's 503, body
+// unread), not the refusal. [WithAttemptTimeout] bounds each attempt until its response headers
+// arrive, so one hung attempt fails and is retried instead of spending the time
+// http.Client.Timeout gives the whole call. The per-host breakers live in a bounded table
+// ([WithMaxHosts]) that drops idle hosts and never a refusing one, listed by
+// [Transport.Breakers] for metrics and status pages.
 //
-//	tr, _ := wardhttp.NewTransport(nil)
+//	tr, _ := wardhttp.NewTransport(nil, wardhttp.WithAttemptTimeout(time.Second))
 //	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 //
 // # Edge cases
@@ -70,4 +76,6 @@
 //     ignored (the backoff's wait applies).
 //   - A 429 is a failed attempt for the retry budget but Ignore for the breaker: a quota says
 //     nothing about the backend's health.
+//   - A retry refused after an attempt that ended in an error (no response to give back)
+//     returns the refusal.
 package wardhttp

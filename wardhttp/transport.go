@@ -49,10 +49,11 @@ import (
 // lock; the table is kept bounded by sweeps that run only when a host is added, and when it is
 // listed ([Transport.Breakers]):
 //
-//   - A breaker is idle when its window (breaker.Policy.Window, 10 s by default) holds no call: no
-//     success, failure or refusal. An idle breaker refuses nothing and remembers nothing a new
-//     one would not, so dropping it changes no decision; the host gets a new breaker on its next
-//     request. Every sweep drops the idle breakers.
+//   - A breaker is idle when its window (breaker.Policy.Window, 10 s by default) holds nothing: no
+//     success, failure or refusal (breaker.Snapshot's Successes, Failures and Drops are all 0).
+//     An idle breaker refuses nothing, and its drop ratio, read from the window alone, is a new
+//     breaker's, so dropping it reopens nothing; the host gets a new breaker on its next request.
+//     Every sweep drops the idle breakers.
 //   - The table holds at most [WithMaxHosts] breakers (default [DefaultMaxHosts]). When a new
 //     host finds it full, the sweep also drops breakers that are not refusing (a drop ratio of
 //     0), those with the fewest failures and then the fewest calls in their window first, until
@@ -92,8 +93,10 @@ type transportConfig struct {
 	after func(d time.Duration, f func()) (stop func() bool)
 }
 
-// DefaultMaxHosts is how many hosts' breakers a Transport keeps without [WithMaxHosts].
-const DefaultMaxHosts = 1024
+// DefaultMaxHosts is how many hosts' breakers a Transport keeps without [WithMaxHosts]. A
+// breaker's window has a stripe per P, so what the table can hold grows with GOMAXPROCS: a client
+// of many hosts on many cores weighs a larger bound against that.
+const DefaultMaxHosts = 256
 
 // ErrAttemptTimeout is the error of an attempt whose response headers did not arrive within
 // [WithAttemptTimeout]. Like net/http's own timeouts it matches context.DeadlineExceeded with
