@@ -11,32 +11,16 @@ import (
 	"github.com/platinummonkey/go-concurrency-limits/strategy"
 
 	"github.com/wardgo/ward/adaptive"
+	uadaptive "github.com/wardgo/ward/bench/user/adaptive"
 	"github.com/wardgo/ward/internal/clock"
 )
 
 // wide is a limit no benchmark reaches, so the admission path is what is measured.
 const wide = 1 << 20
 
+// wardGradient is ward's Limiter as a user's package calls it (package user/adaptive).
 func wardGradient(every int) func() Call {
-	return func() Call {
-		p := adaptive.DefaultGradient()
-		p.Initial, p.Min, p.Max = wide, wide, wide
-		rule, _ := adaptive.NewGradient(p)
-		l, _ := adaptive.New(rule, adaptive.WithSampleEvery(every))
-		return func(work func(), o Outcome) bool {
-			lease, ok := l.Acquire()
-			if !ok {
-				return false
-			}
-			work()
-			if o == Success {
-				lease.Pass()
-			} else {
-				lease.Fail()
-			}
-			return true
-		}
-	}
+	return func() Call { return must(uadaptive.Gradient(wide, every)) }
 }
 
 // netflixGo builds the Go port's DefaultLimiter around a limit algorithm with a SimpleStrategy.

@@ -9,6 +9,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	zbreaker "github.com/zeromicro/go-zero/core/breaker"
 
+	ubreaker "github.com/wardgo/ward/bench/user/breaker"
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/internal/clock"
 )
@@ -22,21 +23,10 @@ func result(o Outcome) error {
 	return nil
 }
 
-func wardBreaker() Call {
-	b, _ := breaker.New()
-	return func(work func(), o Outcome) bool {
-		p, err := b.Allow()
-		if err != nil {
-			return false
-		}
-		work()
-		if o == Success {
-			p.Pass()
-		} else {
-			p.Fail()
-		}
-		return true
-	}
+// wardBreaker is ward's Breaker with policy p as a user's package calls it (package
+// user/breaker).
+func wardBreaker(p func() breaker.Policy) func() Call {
+	return func() Call { return must(ubreaker.Breaker(p())) }
 }
 
 // mutexBreaker is ward's Core behind one mutex, the clock read on both sides.
@@ -116,7 +106,8 @@ func failsafeBreaker() Call {
 }
 
 var breakerImpls = []Impl{
-	{"ward", "Allow + Pass: cached ratio, one clock read at settle, one per-P stripe write", wardBreaker},
+	{"ward", "Allow + Pass, DefaultPolicy: cached ratio, one clock read at settle, one per-P stripe write", wardBreaker(breaker.DefaultPolicy)},
+	{"ward-gozero", "the same with GoZeroPolicy: go-zero's googlebreaker numbers, decision for decision (the like-for-like row against gozero)", wardBreaker(breaker.GoZeroPolicy)},
 	{"gozero", "go-zero core/breaker Do: googlebreaker under a mutex-guarded rolling window, a closure per call", gozeroBreaker},
 	{"aegis-sre", "kratos aegis sre.Breaker Allow + Mark: rolling window under a mutex, mutex-guarded rand", aegisBreaker},
 	{"gobreaker", "sony/gobreaker v2 Execute: a mutex per call on each side (open/closed, not SRE)", gobreakerBreaker},

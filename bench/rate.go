@@ -7,6 +7,7 @@ import (
 	uber "go.uber.org/ratelimit"
 	xrate "golang.org/x/time/rate"
 
+	urate "github.com/wardgo/ward/bench/user/rate"
 	"github.com/wardgo/ward/rate"
 )
 
@@ -33,11 +34,9 @@ func gated(allow func() bool) Call {
 	}
 }
 
+// wardBucket is ward's BucketLimiter as a user's package calls it (package user/rate).
 func wardBucket(r float64, burst int) func() Call {
-	return func() Call {
-		b, _ := rate.NewBucketLimiter(r, burst)
-		return gated(b.Allow)
-	}
+	return func() Call { return must(urate.Bucket(r, burst)) }
 }
 
 func xBucket(r float64, burst int) func() Call {

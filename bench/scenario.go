@@ -14,8 +14,9 @@ import (
 	"sync/atomic"
 )
 
-// Outcome is how a simulated call ends.
-type Outcome uint8
+// Outcome is how a simulated call ends. It is a uint8, so that a call written in a package that
+// does not import bench (package user's, as a user's program writes it) is a Call as it is.
+type Outcome = uint8
 
 const (
 	// Success is a call that worked.
@@ -63,6 +64,15 @@ func Spin() {
 }
 
 var sink atomic.Uint64
+
+// must is the call a user package built, or a panic: the suite's configurations are fixed, and
+// TestScenarios builds every one.
+func must(c func(work func(), outcome uint8) bool, err error) Call {
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
 
 // None is the empty work.
 func None() {}

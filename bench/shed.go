@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/core/load"
 	"github.com/zeromicro/go-zero/core/logx"
 
+	ushed "github.com/wardgo/ward/bench/user/shed"
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/shed"
 )
@@ -18,23 +19,10 @@ func init() {
 	logx.Disable()
 }
 
+// wardShedder is ward's Shedder at a CPU reading of cpu as a user's package calls it (package
+// user/shed).
 func wardShedder(cpu int) func() Call {
-	return func() Call {
-		s, _ := shed.New(shed.WithCPU(func() int { return cpu }))
-		return func(work func(), o Outcome) bool {
-			p, err := s.Allow()
-			if err != nil {
-				return false
-			}
-			work()
-			if o == Success {
-				p.Pass()
-			} else {
-				p.Fail()
-			}
-			return true
-		}
-	}
+	return func() Call { return must(ushed.Shedder(cpu)) }
 }
 
 func mutexShedder(cpu int) func() Call {

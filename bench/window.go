@@ -5,8 +5,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/collection"
 
-	"github.com/wardgo/ward/atomicwindow"
-	"github.com/wardgo/ward/internal/clock"
+	uwindow "github.com/wardgo/ward/bench/user/window"
 )
 
 // Window is one write into a rolling window of 40 buckets over 10 s, the clock read per write
@@ -15,12 +14,8 @@ var Window = Comparison{
 	Name:         "Window",
 	WantAdmitted: 1,
 	Impls: []Impl{
-		{"ward", "Striped.Add with a clock read: pinned per-P stripe, plain add", func() Call {
-			w, err := atomicwindow.NewStriped(40, 10*time.Second, 1, clock.Now())
-			if err != nil {
-				panic(err)
-			}
-			return func(work func(), _ Outcome) bool { w.Add(clock.Now(), 0, 1); work(); return true }
+		{"ward", "Striped.Add with a clock read: pinned per-P stripe, plain add (package user/window)", func() Call {
+			return must(uwindow.Striped(40, 10*time.Second))
 		}},
 		{"gozero", "go-zero collection.RollingWindow.Add: a mutex, time.Since", func() Call {
 			w := collection.NewRollingWindow[int64, *collection.Bucket[int64]](
