@@ -40,14 +40,16 @@ import (
 // never retried: on the first attempt it is returned at once; on a retry, the previous attempt's
 // response is returned as it came, body unread (the caller gets the backend's 503, not the
 // refusal), or the refusal when the previous attempt ended in an error. When the retries end on a
-// retryable status, that last response is returned as it came, body open.
+// retryable status, that last response is returned as it came, body open. A call the caller has
+// ended (its context done, or the request's Cancel channel closed, as http.Client does when its
+// Timeout passes) is not retried.
 //
 // # Breakers per host
 //
 // Each host (the request URL's Host, "example.com:8443") gets its own breaker on its first
 // request. A request to a host already seen reads its breaker from a concurrent map without a
-// lock; the table is kept bounded by sweeps that run only when a host is added, and when it is
-// listed ([Transport.Breakers]):
+// lock; the table is kept bounded by sweeps that run only when a new host finds it full, and
+// when it is listed ([Transport.Breakers]):
 //
 //   - A breaker is idle when its window (breaker.Policy.Window, 10 s by default) holds nothing: no
 //     success, failure or refusal (breaker.Snapshot's Successes, Failures and Drops are all 0).
@@ -56,8 +58,8 @@ import (
 //     Every sweep drops the idle breakers.
 //   - The table holds at most [WithMaxHosts] breakers (default [DefaultMaxHosts]). When a new
 //     host finds it full, the sweep also drops breakers that are not refusing (a drop ratio of
-//     0), those with the fewest failures and then the fewest calls in their window first, until
-//     an eighth of the table is free.
+//     0), those with the fewest failures and refusals, then the fewest calls, in their window
+//     first, until an eighth of the table is free.
 //   - A breaker that is refusing (a drop ratio above 0) is never dropped before it falls idle, so
 //     a dead host is never reopened by eviction. While refusing breakers fill more than seven
 //     eighths of the table it grows past the bound, by at most an eighth of it between sweeps,
@@ -403,11 +405,22 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replay := replayable(req)
 	var last *http.Response
 	attempt := 0
+	// ended says whether the caller ended the call: its context, or the deprecated Cancel
+	// channel, which http.Client closes when its Timeout passes, a moment apart from the
+	// deadline it also sets on the context.
+	ended := func() bool {
+		select {
+		case <-req.Cancel:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	}
 	retryIf := func(err error) bool {
 		var se *statusError
 		var he *hintedError
 		switch {
-		case !replay, ctx.Err() != nil, errors.Is(err, contract.ErrRefused):
+		case !replay, ended(), errors.Is(err, contract.ErrRefused):
 			return false
 		case errors.As(err, &he) && he.wait > t.cfg.maxWait:
 			return false
@@ -454,7 +467,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, opts...)
 	if last != nil {
 		// err is nil, the retryable answer last itself, or a refusal of the attempt after it.
-		if ctx.Err() == nil && (err == nil || answered(err, last) || errors.Is(err, contract.ErrRefused)) {
+		if !ended() && (err == nil || answered(err, last) || errors.Is(err, contract.ErrRefused)) {
 			return last, nil
 		}
 		discard(last)
