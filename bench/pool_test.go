@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/puddle/v2"
 
-	"github.com/wardgo/ward/pool"
+	upool "github.com/wardgo/ward/bench/user/pool"
 )
 
 // BenchmarkPoolIdle is Acquire+Release of an idle resource, from every P at once (-cpu 1,2,4).
@@ -16,19 +16,18 @@ func BenchmarkPoolIdle(b *testing.B) {
 		b.Run("impl="+impl, func(b *testing.B) {
 			b.ReportAllocs()
 			switch impl {
-			case "ward":
-				l := pool.DefaultLimits()
-				l.Size, l.Idle = 64, 64
-				p, _ := pool.New(func(context.Context) (*Conn, error) { return &Conn{}, nil }, func(*Conn) {}, l)
-				defer p.Close()
+			case "ward": // as a user's package calls it (package user/pool)
+				borrow, closePool, err := upool.Idle(64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer closePool()
 				b.RunParallel(func(pb *testing.PB) {
 					ctx := context.Background()
 					for pb.Next() {
-						c, err := p.Acquire(ctx)
-						if err != nil {
+						if err := borrow(ctx); err != nil {
 							b.Fatal(err)
 						}
-						c.Release()
 					}
 				})
 			case "puddle":

@@ -19,6 +19,7 @@ func TestShape(t *testing.T) {
 		"shed":     "github.com/wardgo/ward/shed",
 		"rate":     "github.com/wardgo/ward/rate",
 		"window":   "github.com/wardgo/ward/atomicwindow",
+		"pool":     "github.com/wardgo/ward/pool",
 	}
 	dirs, err := os.ReadDir(".")
 	if err != nil {
