@@ -15,7 +15,8 @@ import (
 // load on a backend that is already failing. In steady partial failure retries settle at about
 // Ratio per successful call: with the default Ratio of 0.1, 10% of calls.
 //
-// Tokens are kept in thousandths in one atomic word, moved by compare-and-set. Safe for
+// Attempts settle with ward's verbs: Pass, Fail, Ignore. Tokens are kept in thousandths in one
+// atomic word, moved by compare-and-set. Safe for
 // concurrent use; must not be copied after first use. Build one with NewRetryBudget.
 type RetryBudget struct {
 	_      noCopy
@@ -58,11 +59,26 @@ func NewRetryBudget(maxTokens, ratio float64) (*RetryBudget, error) {
 // nothing; the retry's own outcome does.
 func (b *RetryBudget) Allow() bool { return b.tokens.Load()*2 > b.max }
 
-// Failure takes one token for a failed attempt.
-func (b *RetryBudget) Failure() { b.add(-1000) }
+// Pass settles a successful attempt: it gives back the ratio of a token.
+func (b *RetryBudget) Pass() { b.add(b.ratio) }
 
-// Success gives back the ratio of a token for a successful attempt.
-func (b *RetryBudget) Success() { b.add(b.ratio) }
+// Fail settles a failed attempt (an overload or a failure, as ward's contract has it): it takes
+// one token.
+func (b *RetryBudget) Fail() { b.add(-1000) }
+
+// Ignore settles an attempt that says nothing about the backend (the caller gave up): it moves
+// nothing.
+func (b *RetryBudget) Ignore() {}
+
+// Failure is Fail.
+//
+// Deprecated: use Fail, the contract's verb.
+func (b *RetryBudget) Failure() { b.Fail() }
+
+// Success is Pass.
+//
+// Deprecated: use Pass, the contract's verb.
+func (b *RetryBudget) Success() { b.Pass() }
 
 // Tokens returns the tokens left.
 func (b *RetryBudget) Tokens() float64 { return float64(b.tokens.Load()) / 1000 }

@@ -44,8 +44,8 @@ func TestRetryBudgetThousandths(t *testing.T) {
 	if !b.Allow() {
 		t.Fatal("a full budget of 0.001 refuses")
 	}
-	b.Failure()
-	b.Success()
+	b.Fail()
+	b.Pass()
 	if b.Tokens() != 0.001 || !b.Allow() {
 		t.Fatalf("after a failure and a success: %v tokens, Allow %v; want 0.001, true", b.Tokens(), b.Allow())
 	}

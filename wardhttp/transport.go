@@ -527,13 +527,13 @@ func (t *Transport) send(ctx context.Context, req *http.Request, g *gate) (*http
 		o = Ignore
 	}
 	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
-		t.cfg.budget.Failure() // a quota's refusal is a failed attempt for the budget (A6 pushback)
+		t.cfg.budget.Fail() // a quota's refusal is a failed attempt for the budget (A6 pushback)
 	} else {
 		switch o {
 		case Pass:
-			t.cfg.budget.Success()
+			t.cfg.budget.Pass()
 		case Fail:
-			t.cfg.budget.Failure()
+			t.cfg.budget.Fail()
 		}
 	}
 	g.settle(o)

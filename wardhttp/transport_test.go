@@ -198,9 +198,9 @@ func TestRetryBudget(t *testing.T) {
 	for i, s := range steps {
 		switch s.op {
 		case "fail":
-			b.Failure()
+			b.Fail()
 		case "ok":
-			b.Success()
+			b.Pass()
 		}
 		if b.Tokens() != s.tokens || b.Allow() != s.allow {
 			t.Fatalf("step %d (%s): tokens %v allow %v, want %v %v", i, s.op, b.Tokens(), b.Allow(), s.tokens, s.allow)
