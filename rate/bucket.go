@@ -73,28 +73,41 @@ type Grant[S Tokens | Usage] struct {
 // It allows a burst after a quiet period, which is what a limit on a human-facing API wants. It
 // starts full.
 //
-// A Bucket is the pure arithmetic: time is an argument (nanoseconds from any monotonic origin),
-// it is not safe for concurrent use, and its state can live elsewhere: [Bucket.Step] answers a
-// call against a [Tokens] read from a store, for the caller to write back with a compare-and-set.
-// [BucketLimiter] is the lock-free concurrent bucket.
+// A Bucket is the pure arithmetic: time is an argument (nanoseconds from any monotonic origin)
+// and it is not safe for concurrent use. [BucketLimiter] is the lock-free concurrent bucket, and
+// the two decide alike: driven with the same calls, a BucketLimiter called from one goroutine
+// gives a Bucket's answers, waits included. Its state can also live elsewhere: [Bucket.Step]
+// answers a call against a [Tokens] read from a store, for the caller to write back with a
+// compare-and-set.
+//
+// # How it works
+//
+// Take, Next, Left, TokensAt, Acquire and Release keep GCRA's one number, the theoretical
+// arrival time at which the bucket is full again, in fixed-point units of a token, counted on a
+// grid of the clock: the tokens accrued by an instant are now × rate / 1e9 from the clock's
+// origin, rounded down to a unit, computed exactly with one 64-bit multiply against the rate
+// held as a binary fraction (rounded up, to 1 part in 2^61 for any bucket that fills within an
+// int64 of nanoseconds). A unit accrues every 1 to 2 nanoseconds, so the bucket runs at its rate,
+// not at a rounded emission interval, and a call is granted exactly when the tokens accrued
+// since the bucket was last full cover it. Step keeps tokens and a stamp in float64 instead,
+// arithmetic a store that only has doubles (a Redis script) can repeat; see [Bucket.Step].
 type Bucket struct {
-	rate  float64
-	burst int
-	state Tokens
+	gcra
+	rate float64
+	tat  uint64
 }
 
-// NewBucket returns a full bucket at now. rate is tokens per second (0: never refills), finite and
-// not negative; burst is the most tokens it holds, in [1, [MaxBurst]]. A full bucket grants burst
-// calls of one token at once. Anything else is an error naming the field.
+// NewBucket returns a full bucket at now. rate is tokens per second, in [0, 1e9] (0: never
+// refills; at most a token a nanosecond); burst is the most tokens it holds, in [1, [MaxBurst]].
+// A full bucket grants burst calls of one token at once. Anything else is an error naming the
+// field.
 func NewBucket(rate float64, burst int, now int64) (*Bucket, error) {
-	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
-		return nil, contract.Field(ErrInvalid, "rate", rate, "finite and >= 0")
-	}
-	if err := checkBurst(burst); err != nil {
+	g, err := newGCRA(rate, burst)
+	if err != nil {
 		return nil, err
 	}
-	b := &Bucket{rate: rate, burst: burst}
-	b.state = b.Opening(now)
+	b := &Bucket{gcra: g, rate: rate}
+	b.tat = b.at(now)
 	return b, nil
 }
 
@@ -104,12 +117,12 @@ func (b *Bucket) Rate() float64 { return b.rate }
 // Burst returns the most tokens the bucket holds.
 func (b *Bucket) Burst() int { return b.burst }
 
-// Opening returns the state of a bucket nobody has touched at now: full.
+// Opening returns the state of a bucket nobody has touched at now, for [Bucket.Step]: full.
 func (b *Bucket) Opening(now int64) Tokens { return Tokens{Tokens: float64(b.burst), Stamp: now} }
 
-// refill brings s up to now. A now before the stamp adds nothing and keeps the stamp: the clock
-// going backwards never takes tokens away nor adds them twice. A stamp more than [MaxSkew] after
-// now is pulled back to now, with the bucket empty.
+// refill brings s up to now, for Step. A now before the stamp adds nothing and keeps the stamp:
+// the clock going backwards never takes tokens away nor adds them twice. A stamp more than
+// [MaxSkew] after now is pulled back to now, with the bucket empty.
 func (b *Bucket) refill(now int64, s Tokens) Tokens {
 	burst := float64(b.burst)
 	s.Tokens = min(max(s.Tokens, 0), burst) // a state from a store is held to [0, burst]
@@ -126,9 +139,9 @@ func (b *Bucket) refill(now int64, s Tokens) Tokens {
 	return s
 }
 
-// wait returns how long until a refilled state holds n tokens: at least 1 ns when they are not
-// there, [Forever] when the wait would not fit a Duration.
-func (b *Bucket) wait(s Tokens, n int) time.Duration {
+// stepWait returns how long until a refilled state holds n tokens, for Step: at least 1 ns when
+// they are not there, [Forever] when the wait would not fit a Duration.
+func (b *Bucket) stepWait(s Tokens, n int) time.Duration {
 	want := float64(n)
 	if want <= s.Tokens {
 		return 0
@@ -146,6 +159,14 @@ func (b *Bucket) wait(s Tokens, n int) time.Duration {
 // Step answers a call for n tokens at now against state s (a negative n costs nothing). It reads
 // nothing but its arguments: a caller sharing a bucket through a store writes Grant.State back
 // only if the store still holds s, and asks again otherwise.
+//
+// Step is arithmetic of its own, in float64, that a store with only doubles can repeat step for
+// step: the tokens held, brought up to now by the time passed × rate / 1e9, at most the burst;
+// a call is granted when they cover it, and a refusal waits the missing tokens / rate, rounded
+// up to a nanosecond (at least 1). A stamp more than [MaxSkew] after now (another origin, or a
+// clock that jumped back) is pulled back to now, empty. It agrees with Take's exact arithmetic
+// to within float64's rounding of the tokens held, a fraction of a token: from the same tokens
+// at the same instant they decide alike unless the tokens lie within that rounding of n.
 func (b *Bucket) Step(now int64, s Tokens, n int) Grant[Tokens] {
 	n = cost(n)
 	s = b.refill(now, s)
@@ -153,28 +174,47 @@ func (b *Bucket) Step(now int64, s Tokens, n int) Grant[Tokens] {
 		s.Tokens -= float64(n)
 		return Grant[Tokens]{Granted: true, State: s}
 	}
-	return Grant[Tokens]{State: s, Wait: b.wait(s, n)}
+	return Grant[Tokens]{State: s, Wait: b.stepWait(s, n)}
 }
 
 // Take takes n tokens at now if they are there. If not, wait is how long until they would be: 0
-// when ok, [Forever] when they never will be (more than the burst, or rate 0).
+// when ok, [Forever] when they never will be (more than the burst, rate 0, or past the end of
+// the clock's range).
 func (b *Bucket) Take(now int64, n int) (ok bool, wait time.Duration) {
-	g := b.Step(now, b.state, n)
-	b.state = g.State
-	return g.Granted, g.Wait
+	if cost(n) > b.burst {
+		return false, Forever
+	}
+	x, inc := b.at(now), b.units(n)
+	tat := b.read(b.tat, x)
+	if next, ok := b.grant(tat, x, inc); ok {
+		b.tat = next
+		return true, 0
+	}
+	b.tat = tat
+	return false, b.wait(tat, x, now, inc)
 }
 
 // TokensAt returns how many tokens the bucket holds at now, fractions included.
-func (b *Bucket) TokensAt(now int64) float64 { return b.refill(now, b.state).Tokens }
+func (b *Bucket) TokensAt(now int64) float64 {
+	x := b.at(now)
+	return b.tokens(b.held(b.read(b.tat, x), x))
+}
 
 // Left returns how many calls of one token at now would be granted one after another: the whole
 // tokens held.
-func (b *Bucket) Left(now int64) int { return int(b.TokensAt(now)) }
+func (b *Bucket) Left(now int64) int {
+	x := b.at(now)
+	return int(b.held(b.read(b.tat, x), x) >> b.shift)
+}
 
 // Next returns how long until n tokens would be there, without taking them: 0 when they are, and
 // [Forever] when they never will be. This is what a Retry-After header is computed from.
 func (b *Bucket) Next(now int64, n int) time.Duration {
-	return b.wait(b.refill(now, b.state), cost(n))
+	if cost(n) > b.burst {
+		return Forever
+	}
+	x := b.at(now)
+	return b.wait(b.read(b.tat, x), x, now, b.units(n))
 }
 
 // Acquire takes one token at now: the [Permit] method.
@@ -186,6 +226,6 @@ func (b *Bucket) Acquire(now int64) bool {
 // Release gives one token back (never past the burst): a [Chained] refusal further down undoes
 // this bucket's grant.
 func (b *Bucket) Release(now int64) {
-	b.state = b.refill(now, b.state)
-	b.state.Tokens = min(float64(b.burst), b.state.Tokens+1)
+	x := b.at(now)
+	b.tat, _ = b.release(b.read(b.tat, x), x)
 }

@@ -33,7 +33,9 @@ func Example() {
 		fmt.Println(b, passed[0], passed[1], passed[2])
 	}
 	last := 3*2000*ms + 970*ms + 39*3*ms/2
-	fmt.Println("five tokens in", bucket.Next(last, 5)) // what is left after the burst, refilled at 20 a second
+	// What is left after the burst, refilled at 20 a second, to the microsecond: the bucket counts
+	// tokens in units of about a nanosecond's refill.
+	fmt.Println("five tokens in", bucket.Next(last, 5).Round(time.Microsecond))
 	// Output:
 	// burst bucket sliding period
 	// 0 21 20 40

@@ -73,11 +73,14 @@ func checkWait(t *testing.T, what string, w time.Duration, granted bool) {
 }
 
 // FuzzBucket builds both buckets from fuzzed parameters (any float64 rate, NaN and infinities
-// among them, any int burst) and plays fuzzed instants: construction errors exactly outside the
-// documented bounds and names the field; a full bucket admits burst at once, the limiter as the
-// pure bucket; waits are within [1 ns, Forever] on a refusal and 0 on a grant; neither ever grants
-// more than the burst plus the refill over the span of the instants, plus one burst for each jump
-// back of more than MaxSkew (the state pulled back, empty, to an instant that refills again).
+// among them, any int burst) and plays fuzzed calls at fuzzed instants on both: construction
+// errors exactly outside the documented bounds, naming the field, and alike for both; every
+// answer of the BucketLimiter, wait included, equals the Bucket's, and so do Next, Left and
+// TokensAt after every call; a full bucket admits burst at once; waits are within [1 ns, Forever]
+// on a refusal and 0 on a grant; a refusal's wait is exact (granted then, refused 1 ns before,
+// when nothing else moved); neither ever grants more than the burst plus the refill over the
+// span of the instants, plus one burst for each jump back of more than MaxSkew (the state pulled
+// back, empty, to an instant that refills again).
 func FuzzBucket(f *testing.F) {
 	seeds := []struct {
 		rate     float64
@@ -87,32 +90,58 @@ func FuzzBucket(f *testing.F) {
 		{6, 1, 1, 0}, {7, 0, 1, 5}, {600, 3, 2, -5}, {1500, 1, 1, 1 << 60}, {1.0 / 3, 10, 0, 0},
 		{1e9, 1e6, 1, math.MinInt64}, {1, int(^uint(0) >> 24), 1, 0}, {1e-10, 1, 1, 0}, {math.NaN(), 1, 1, 0},
 		{math.Inf(1), math.MaxInt, -1, math.MaxInt64}, {0, -1, -1, 0}, {1e300, int(^uint(0) >> 14), 1 << 20, 0},
-		{math.SmallestNonzeroFloat64, 2, 1, math.MaxInt64 - 5},
+		{math.SmallestNonzeroFloat64, 2, 1, math.MaxInt64 - 5}, {3, 10, 1, 0}, {6e8, 1, 1, 0}, {1e-3, 4, 5, -1},
 	}
 	for _, c := range seeds {
-		data := slices.Concat(op(1, 1e9<<24), op(0, math.MaxInt64), op(0, math.MinInt64), op(1, -3<<24), op(0, c.start+1))
+		data := slices.Concat(op(1, 1e9<<24), op(0, math.MaxInt64), op(0, math.MinInt64), op(1, -3<<24), op(0, c.start+1),
+			op(3, 333_333_333<<24), op(5, 1<<24), op(7, 0), op(9, 2<<24))
 		f.Add(c.rate, c.burst, c.n, c.start, data)
 	}
 	f.Fuzz(func(t *testing.T, rate float64, burst, n int, start int64, data []byte) {
 		b, err := NewBucket(rate, burst, start)
-		validRate := !math.IsNaN(rate) && !math.IsInf(rate, 0) && rate >= 0
+		now := start
+		l, lerr := NewBucketLimiter(rate, burst, WithClock(func() int64 { return now }))
+		validRate := !math.IsNaN(rate) && rate >= 0 && rate <= 1e9
 		validBurst := burst >= 1 && int64(burst) <= MaxBurst
-		if (err == nil) != (validRate && validBurst) {
-			t.Fatalf("NewBucket(%v, %v): %v", rate, burst, err)
+		if (err == nil) != (validRate && validBurst) || (lerr == nil) != (err == nil) {
+			t.Fatalf("NewBucket(%v, %v): %v; NewBucketLimiter: %v", rate, burst, err, lerr)
 		}
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "burst") {
-				t.Fatalf("NewBucket(%v, %v): %v does not name the field", rate, burst, err)
+			field := "burst"
+			if !validRate {
+				field = "rate"
+			}
+			for _, e := range []error{err, lerr} {
+				if !errors.Is(e, ErrInvalid) || !strings.Contains(e.Error(), field) {
+					t.Fatalf("NewBucket(%v, %v): %v does not name %s", rate, burst, e, field)
+				}
 			}
 			return
 		}
-		ins := instants(start, data)
+		if burst <= 1000 {
+			got, full := 0, *b
+			for got <= burst && l.Allow() {
+				if ok, _ := full.Take(start, 1); !ok {
+					t.Fatalf("BucketLimiter admitted call %d of a full bucket, the Bucket refused it", got+1)
+				}
+				got++
+			}
+			if got != burst && b.at(start) <= math.MaxUint64-b.tau {
+				t.Fatalf("BucketLimiter(%v, %v): a full bucket admitted %v, want %v", rate, burst, got, burst)
+			}
+			b = &full
+		} else if ok, wait := b.Take(start, burst); !ok && b.at(start) <= math.MaxUint64-b.tau {
+			t.Fatalf("Bucket(%v, %v): a full bucket refused its burst: %v", rate, burst, wait)
+		} else if lok, lwait := l.TakeAt(start, burst); lok != ok || lwait != wait {
+			t.Fatalf("BucketLimiter(%v, %v): the burst of a full bucket %v %v, the Bucket's %v %v", rate, burst, lok, lwait, ok, wait)
+		}
 
 		granted, pulls := 0.0, 0
 		run := newAccrual(start)
-		for i, now := range ins {
+		for i, at := range instants(start, data) {
+			now = at
 			c := []int{1, n}[i%2]
-			if skewed(b.state.Stamp, now, 0) {
+			if b.skewed(b.tat, b.at(now)) {
 				pulls++
 				run.from(now) // pulled back to now: time accrues from here
 			}
@@ -123,65 +152,51 @@ func FuzzBucket(f *testing.F) {
 			if wait != next {
 				t.Fatalf("Bucket: Take waits %v, Next said %v", wait, next)
 			}
+			var lok bool
+			lwait := wait // Acquire and Allow have no wait: Next is compared below
+			kind := data[i*9] / 2 % 4
+			switch {
+			case kind == 0 || c != 1:
+				lok, lwait = l.TakeAt(now, c)
+			case kind == 1:
+				lok = l.Acquire(now)
+			default:
+				lok = l.Allow()
+			}
+			if lok != ok || lwait != wait {
+				t.Fatalf("at %d, %d tokens: Bucket %v %v, BucketLimiter %v %v", now, c, ok, wait, lok, lwait)
+			}
+			if kind == 2 && ok && c == 1 {
+				b.Release(now)
+				l.Release(now)
+				ok = false // given back: not counted
+			}
 			if ok {
 				granted += float64(cost(c))
 			}
+			if a, b2 := b.TokensAt(now), l.TokensAt(now); a != b2 || b.Left(now) != l.Left(now) || b.Next(now, 1) != l.Next(now, 1) {
+				t.Fatalf("at %d: TokensAt %v and %v, Left %d and %d, Next %v and %v", now, a, b2, b.Left(now), l.Left(now), b.Next(now, 1), l.Next(now, 1))
+			}
+			if tok, left := b.TokensAt(now), b.Left(now); !(tok >= 0 && tok <= float64(burst)) || left < 0 || left > burst || math.Abs(float64(left)-tok) >= 1 {
+				t.Fatalf("Bucket: %v tokens, Left %d", tok, left)
+			}
+			if !ok && wait > 1 && wait != Forever && now <= math.MaxInt64-int64(wait) && cost(c) <= burst {
+				// The wait is exact: 1 ns short, still refused; at the wait, granted.
+				probe := *b
+				if early, _ := probe.Take(now+int64(wait)-1, c); early {
+					t.Fatalf("at %d: %d tokens granted 1 ns before the wait of %v", now, c, wait)
+				}
+				if late, _ := probe.Take(now+int64(wait), c); !late {
+					t.Fatalf("at %d: %d tokens refused at the end of the wait of %v", now, c, wait)
+				}
+			}
 		}
+		// The refill: the rate over the stretches, plus the rounding of its grid, at most a
+		// unit a stretch and the rate's last bit.
 		elapsed, _ := new(big.Float).Quo(new(big.Float).SetInt(run.total()), big.NewFloat(1e9)).Float64()
-		if bound := float64(b.Burst()*(1+pulls)) + b.Rate()*elapsed; granted > bound*(1+1e-9)+1e-6 {
+		units := float64(3*(1+pulls)) / float64(b.one)
+		if bound := float64(burst*(1+pulls)) + rate*elapsed; granted > bound*(1+1e-9)+units+1e-6 {
 			t.Fatalf("Bucket granted %v, at most %v over %v s with %d pulls back", granted, bound, elapsed, pulls)
-		}
-
-		l, err := NewBucketLimiter(rate, burst, WithClock(func() int64 { return start }))
-		if err != nil {
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "burst") {
-				t.Fatalf("NewBucketLimiter(%v, %v): %v does not name the field", rate, burst, err)
-			}
-			every := 1e9 / rate
-			if validBurst && every >= 1 && every*float64(burst) < math.MaxInt64/2 {
-				t.Fatalf("NewBucketLimiter(%v, %v) refused a fill time of %v ns: %v", rate, burst, every*float64(burst), err)
-			}
-			return
-		}
-		if burst <= 1000 && start <= math.MaxInt64-l.tauNs {
-			got := 0
-			for got <= burst && l.Allow() {
-				got++
-			}
-			if got != burst {
-				t.Fatalf("BucketLimiter(%v, %v): a full bucket admitted %v, want %v", rate, burst, got, burst)
-			}
-		}
-		total := new(big.Int)
-		pulls = 0
-		run = newAccrual(start)
-		for i, now := range ins {
-			c := []int{1, n}[i%2]
-			if skewed(l.tat.Load(), now, uint64(l.tauNs)) {
-				pulls++
-				run.from(now)
-			}
-			run.at(now)
-			next := l.Next(now, c)
-			ok, wait := l.TakeAt(now, c)
-			checkWait(t, "BucketLimiter.TakeAt", wait, ok)
-			if wait != next {
-				t.Fatalf("BucketLimiter: TakeAt waits %v, Next said %v", wait, next)
-			}
-			if ok {
-				total.Add(total, big.NewInt(int64(cost(c))*l.one))
-			}
-			if tok, left := l.TokensAt(now), l.Left(now); !(tok >= 0 && tok <= float64(l.burst)) || left < 0 || left > l.burst || math.Abs(float64(left)-tok) >= 1+tok*1e-12 {
-				t.Fatalf("BucketLimiter: %v tokens, Left %d", tok, left)
-			}
-		}
-		// Every admission moved the TAT by its cost from no earlier than start or the last pull
-		// back (and the Allow calls above by one interval each, within the burst): at most the
-		// time the instants moved forward from those, plus twice the burst's nanoseconds, plus
-		// the burst's for each pull back.
-		span := new(big.Int).Add(run.total(), new(big.Int).Mul(big.NewInt(l.tauNs), big.NewInt(int64(2+pulls))))
-		if total.Cmp(span) > 0 {
-			t.Fatalf("BucketLimiter admitted %v ns of tokens, at most %v", total, span)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package rate
 
 import (
 	"math"
-	"time"
 	"unsafe"
 
 	"github.com/wardgo/ward/internal/stripe"
@@ -80,11 +79,11 @@ func (b *BucketLimiter) start() bool {
 	return b.leasing.Load() == leaseOn
 }
 
-// leased answers a call for inc nanoseconds of tokens at now from the caller's P's lease, taking
-// a new lease when it runs short.
-func (b *BucketLimiter) leased(now, inc int64) (bool, time.Duration) {
+// leased answers a call for inc units of tokens at x from the caller's P's lease, taking a new
+// lease when it runs short. A refusal returns the TAT it was refused against.
+func (b *BucketLimiter) leased(x, inc uint64) (bool, uint64) {
 	if b.leasing.Load() != leaseOn && !b.start() {
-		return b.take(now, inc) // another caller is making the table
+		return b.take(x, inc) // another caller is making the table
 	}
 	r := b.leases.Current()
 	row := r.Row(stripe.PinRow(r))
@@ -92,24 +91,30 @@ func (b *BucketLimiter) leased(now, inc int64) (bool, time.Duration) {
 		stripe.Unpin()
 		row = b.leases.Pin()
 	}
-	if b.spend(row, now, inc) {
+	if b.spend(row, x, inc) {
 		stripe.Unpin()
 		return true, 0
 	}
-	ok, wait := b.renew(row, now, inc)
+	ok, tat := b.renew(row, x, inc)
 	stripe.Unpin()
-	return ok, wait
+	return ok, tat
 }
 
-// spend takes inc nanoseconds of slots at now from the lease in row, if it holds them: slots
-// from max(lo, now) that end by its end and within tauNs of now, in a lease taken since the last
-// write that moved the TAT back (gen).
-func (b *BucketLimiter) spend(row unsafe.Pointer, now, inc int64) bool {
-	lo := (*int64)(row)
-	s, h := max(stripe.Load(lo), now), stripe.Load((*int64)(unsafe.Add(row, wHi*8)))
-	if s <= h && since(h, s) >= uint64(inc) && since(s, now) <= uint64(b.tauNs-inc) &&
-		stripe.Load((*int64)(unsafe.Add(row, wGen*8))) == b.gen.Load() {
-		stripe.Store(lo, s+inc)
+// word returns the address of word w of a row of leases.
+func word(row unsafe.Pointer, w uintptr) *int64 { return (*int64)(unsafe.Add(row, w*8)) }
+
+// load and store read and write a word of a row as the uint64 of units it holds.
+func load(p *int64) uint64     { return uint64(stripe.Load(p)) }
+func store(p *int64, v uint64) { stripe.Store(p, int64(v)) }
+
+// spend takes inc units of slots at x from the lease in row, if it holds them: slots from max(lo,
+// x) that end by its end and within tau of x, in a lease taken since the last write that moved
+// the TAT back (gen).
+func (b *BucketLimiter) spend(row unsafe.Pointer, x, inc uint64) bool {
+	lo := word(row, wLo)
+	s, h := max(load(lo), x), load(word(row, wHi))
+	if s <= h && h-s >= inc && s-x <= b.tau-inc && stripe.Load(word(row, wGen)) == b.gen.Load() {
+		store(lo, s+inc)
 		return true
 	}
 	return false
@@ -120,12 +125,11 @@ func (b *BucketLimiter) spend(row unsafe.Pointer, now, inc int64) bool {
 // given back and the call's slots, plus a new lease when the bucket has room, are taken in one
 // compare-and-set. When the lease still holds slots it cannot give back, the call's slots alone
 // are taken and the lease is kept, so a P strands at most one lease. Entered pinned to the row's
-// P.
-func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64) (bool, time.Duration) {
-	lo, hi := (*int64)(row), (*int64)(unsafe.Add(row, wHi*8))
-	gen, first := (*int64)(unsafe.Add(row, wGen*8)), (*int64)(unsafe.Add(row, wStart*8))
-	l, h, g := stripe.Load(lo), stripe.Load(hi), stripe.Load(gen)
-	rows := int64(b.leases.Current().Len())
+// P. A refusal returns the TAT it was refused against.
+func (b *BucketLimiter) renew(row unsafe.Pointer, x, inc uint64) (bool, uint64) {
+	lo, hi, gen, first := word(row, wLo), word(row, wHi), word(row, wGen), word(row, wStart)
+	l, h, g := load(lo), load(hi), stripe.Load(gen)
+	rows := uint64(b.leases.Current().Len())
 	for {
 		// gen is read after the TAT: a write that moved the TAT back before this read counted
 		// itself first, so a lease taken before it is never given back over what came after.
@@ -135,32 +139,32 @@ func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64) (bool, time.Du
 		if old == h && l < h && valid { // nobody claimed after the lease, nor moved the TAT back
 			base = l
 		}
-		tat := b.pull(base, now)
-		if wait := b.wait(tat, now, inc); wait != 0 {
+		tat := b.pull(base, x)
+		if _, ok := b.grant(tat, x, inc); !ok {
 			if tat != old && b.tat.CompareAndSwap(old, tat) {
-				stripe.Store(lo, tat) // given back, or pulled back: the lease is gone
-				stripe.Store(hi, tat)
+				store(lo, tat) // given back, or pulled back: the lease is gone
+				store(hi, tat)
 			}
-			return false, wait
+			return false, tat
 		}
-		start := max(tat, now)
-		keep := base == old && valid && l < h && h > now // slots left that cannot go back: keep them
+		start := max(tat, x)
+		keep := base == old && valid && l < h && h > x // slots left that cannot go back: keep them
 		claim := inc
-		// The room past this call's slots, in whole tokens, shared among the rows; wait checked
-		// that start+inc fits under now+tauNs, so none of this overflows. A call of no tokens
-		// takes no lease.
-		if extra := (b.tauNs - int64(since(start, now)) - inc) / b.one / (2 * rows); extra > 0 && inc > 0 && !keep &&
-			start <= math.MaxInt64-inc-extra*b.one {
-			claim += extra * b.one
+		// The room past this call's slots, in whole tokens, shared among the rows; grant checked
+		// that start+inc fits within tau of x, so none of this overflows but the end of the range,
+		// checked. A call of no tokens takes no lease.
+		if extra := (b.tau - (start - x) - inc) >> b.shift / (2 * rows); extra > 0 && inc > 0 && !keep &&
+			start <= math.MaxUint64-inc-extra<<b.shift {
+			claim += extra << b.shift
 		}
 		// The generation the new lease is taken in, read before the compare-and-set: a write that
 		// moves the new TAT back reads it after the compare-and-set, and counts itself first.
 		gn := b.gen.Load()
 		if b.tat.CompareAndSwap(old, start+claim) {
 			if !keep {
-				stripe.Store(first, start)
-				stripe.Store(lo, start+inc)
-				stripe.Store(hi, start+claim)
+				store(first, start)
+				store(lo, start+inc)
+				store(hi, start+claim)
 				stripe.Store(gen, gn)
 			}
 			return true, 0
@@ -168,40 +172,35 @@ func (b *BucketLimiter) renew(row unsafe.Pointer, now, inc int64) (bool, time.Du
 	}
 }
 
-// pull returns the TAT as a call at now reads it: pulled back to now plus the span when it is
-// more than the span plus [MaxSkew] ahead, counting the pull-back in gen first, so that no lease
-// taken before it is spent, or given back over slots claimed after it.
-func (b *BucketLimiter) pull(tat, now int64) int64 {
-	if skewed(tat, now, uint64(b.tauNs)) {
+// pull returns the TAT as a call at x reads it: pulled back to x plus tau when it is skewed,
+// counting the pull-back in gen first, so that no lease taken before it is spent, or given back
+// over slots claimed after it.
+func (b *BucketLimiter) pull(tat, x uint64) uint64 {
+	if b.skewed(tat, x) {
 		b.gen.Add(1)
-		return now + b.tauNs // tat is more than tauNs past now: no overflow
+		return x + b.tau // tat is more than tau past x: no overflow
 	}
 	return tat
 }
 
 // releaseLeased gives a token back to the caller's P's lease (giveBack).
-func (b *BucketLimiter) releaseLeased(now int64) {
+func (b *BucketLimiter) releaseLeased(x uint64) {
 	r := b.leases.Current()
 	row := r.Row(stripe.PinRow(r))
 	if row == nil {
 		stripe.Unpin()
 		row = b.leases.Pin()
 	}
-	b.giveBack(row, now)
+	b.giveBack(row, x)
 	stripe.Unpin()
 }
 
 // giveBack returns the last spent slot of the lease in row, when the lease holds it and time has
 // not passed it, as a single bucket gives back its last slot. A slot before the lease's start
 // belongs to whoever claimed it, so a token the lease cannot hold is dropped.
-func (b *BucketLimiter) giveBack(row unsafe.Pointer, now int64) {
-	lo := (*int64)(row)
-	l, start := stripe.Load(lo), stripe.Load((*int64)(unsafe.Add(row, wStart*8)))
-	if back := max(start, now); l > back {
-		next := back
-		if since(l, back) > uint64(b.one) {
-			next = l - b.one
-		}
-		stripe.Store(lo, next)
+func (b *BucketLimiter) giveBack(row unsafe.Pointer, x uint64) {
+	lo := word(row, wLo)
+	if next, ok := b.release(load(lo), max(load(word(row, wStart)), x)); ok {
+		store(lo, next)
 	}
 }

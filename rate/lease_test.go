@@ -66,8 +66,9 @@ func TestLeasingOnePEqualsDirect(t *testing.T) {
 			clock := func() int64 { return now }
 			direct, _ := NewBucketLimiter(c.rate, c.burst, WithClock(clock))
 			leased, _ := NewBucketLimiter(c.rate, c.burst, WithClock(clock))
+			pure, _ := NewBucket(c.rate, c.burst, now)
 			leasing(t, leased)
-			one := direct.one
+			one := int64(1e9 / c.rate) // a token's time, in ns
 			for step := 0; step < 3000; step++ {
 				switch k := rng.IntN(100); {
 				case k < 40:
@@ -82,25 +83,28 @@ func TestLeasingOnePEqualsDirect(t *testing.T) {
 				default:
 					now = int64(seed) * 1e12 // and back
 				}
-				var dOK, lOK bool
-				var dWait, lWait time.Duration
+				var dOK, lOK, pOK bool
+				var dWait, lWait, pWait time.Duration
 				switch op := rng.IntN(10); {
 				case op < 5:
 					dOK, lOK = direct.Allow(), leased.Allow()
+					pOK, _ = pure.Take(now, 1)
 				case op < 8:
 					n := rng.IntN(c.burst+3) - 1
 					dOK, dWait = direct.TakeAt(now, n)
 					lOK, lWait = leased.TakeAt(now, n)
+					pOK, pWait = pure.Take(now, n)
 				default:
-					dOK, lOK = direct.Acquire(now), leased.Acquire(now)
-					if dOK && lOK && rng.IntN(2) == 0 {
+					dOK, lOK, pOK = direct.Acquire(now), leased.Acquire(now), pure.Acquire(now)
+					if dOK && lOK && pOK && rng.IntN(2) == 0 {
 						direct.Release(now)
 						leased.Release(now)
+						pure.Release(now)
 					}
 				}
-				if dOK != lOK || dWait != lWait {
-					t.Fatalf("rate %v burst %d seed %d step %d at %d: leasing %v %v, direct %v %v",
-						c.rate, c.burst, seed, step, now, lOK, lWait, dOK, dWait)
+				if dOK != lOK || dWait != lWait || pOK != dOK || pWait != dWait {
+					t.Fatalf("rate %v burst %d seed %d step %d at %d: leasing %v %v, direct %v %v, Bucket %v %v",
+						c.rate, c.burst, seed, step, now, lOK, lWait, dOK, dWait, pOK, pWait)
 				}
 				if !dOK && dWait != Forever && (direct.Next(now, 1) != leased.Next(now, 1) || direct.Left(now) != leased.Left(now) ||
 					direct.TokensAt(now) != leased.TokensAt(now)) {
@@ -111,10 +115,10 @@ func TestLeasingOnePEqualsDirect(t *testing.T) {
 	}
 }
 
-// conforms reports whether admissions at the instants at (sorted) keep a bucket's promise: at
-// most burst + (c_j - c_i)/interval of them in any [c_i, c_j]. In integers:
-// (j-i+1-burst) × one <= c_j - c_i, that is c_i - i×one <= c_j - j×one + tau - one, checked
-// against the running maximum of the left side.
+// conforms reports whether admissions at the counts at (sorted, in a bucket's units of tokens,
+// from any base) keep a bucket's promise: at most burst + (c_j - c_i)/one of them in any [c_i,
+// c_j], the tokens accrued. In integers: (j-i+1-burst) × one <= c_j - c_i, that is c_i - i×one
+// <= c_j - j×one + tau - one, checked against the running maximum of the left side.
 func conforms(at []int64, one, tau int64) (bool, int) {
 	best := int64(-1 << 63)
 	for j, c := range at {
@@ -144,7 +148,8 @@ func TestConforms(t *testing.T) {
 // so the bucket binds; and one that stands still and every 512th reading jumps by half the
 // burst's span, so full leases are taken, spent, run short and renewed under contention, calls of
 // up to 8 tokens at a time. Every admission is recorded at the instant it was decided at; sorted,
-// they keep the single bucket's promise.
+// they keep the single bucket's promise: at most burst + the tokens its grid accrued between
+// any two of them.
 func TestLeasesNeverOverAdmit(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	for _, c := range []struct {
@@ -153,7 +158,7 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 		steps bool
 	}{{"steady", 64, false}, {"steady", 1000, false}, {"steps", 64, true}, {"steps", 1000, true}} {
 		var tick, reads atomic.Int64
-		const one = 1000 // rate 1e6
+		const one = 1000 // ns a token at rate 1e6
 		clock := func() int64 { return tick.Add(100) }
 		if c.steps {
 			clock = func() int64 {
@@ -182,10 +187,14 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 		stop()
 		all := slices.Concat(got...)
 		slices.Sort(all)
-		if ok, at := conforms(all, b.one, b.tauNs); !ok {
+		counts := make([]int64, len(all)) // the units accrued since the first, as int64
+		for i, now := range all {
+			counts[i] = int64(b.at(now) - b.at(all[0]))
+		}
+		if ok, at := conforms(counts, int64(b.one), int64(b.tau)); !ok {
 			t.Fatalf("%s, burst %d: admission %d of %d at %d breaks the promise", c.name, c.burst, at, len(all), all[at])
 		}
-		allowed := float64(c.burst) + float64(tick.Load())/float64(b.one)
+		allowed := float64(c.burst) + float64(tick.Load())/one
 		if float64(len(all)) < allowed/2 {
 			t.Errorf("%s, burst %d: %d admitted of the %.0f the span allowed", c.name, c.burst, len(all), allowed)
 		}
@@ -239,42 +248,44 @@ func TestLeasingAllocates0(t *testing.T) {
 func TestLeaseHandBack(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // two rows: a lease takes a quarter of the room
 	fresh := func() *BucketLimiter {
-		b, _ := NewBucketLimiter(1e6, 100, WithClock(func() int64 { return 0 })) // 1 µs a token, 100 µs span
+		b, _ := NewBucketLimiter(1e6, 100, WithClock(func() int64 { return 0 })) // 1 µs a token
 		b.leases.Init(leaseWords)
 		return b
 	}
 	type row = [leaseWords]int64
-	take := func(b *BucketLimiter, r *row, now int64, n int) {
+	u := func(v uint64) int64 { return int64(v) } // a count as a row holds it
+	take := func(b *BucketLimiter, r *row, x uint64, n int) {
 		t.Helper()
-		if ok, wait := b.renew(unsafe.Pointer(r), now, int64(n)*b.one); !ok {
-			t.Fatalf("renew of %d at %d refused, wait %v", n, now, wait)
+		if ok, tat := b.renew(unsafe.Pointer(r), x, b.units(n)); !ok {
+			t.Fatalf("renew of %d at %d refused against %d", n, x, tat)
 		}
 	}
 
 	b := fresh()
+	x0, one := b.at(0), b.one
 	var A, B row
-	take(b, &A, 0, 1) // A: slot [0,1µs) and a lease of 24 more (a quarter of the 99 left)
-	if A != (row{wLo: 1000, wHi: 25000, wStart: 0}) {
+	take(b, &A, x0, 1) // A: slot [0,1 token) and a lease of 24 more (a quarter of the 99 left)
+	if A != (row{wLo: u(x0 + one), wHi: u(x0 + 25*one), wStart: u(x0)}) {
 		t.Fatalf("A's first lease %v", A)
 	}
-	take(b, &B, 0, 1) // B claims after A
-	if B[wStart] != 25000 || b.tat.Load() != B[wHi] {
+	take(b, &B, x0, 1) // B claims after A
+	if B[wStart] != u(x0+25*one) || u(b.tat.Load()) != B[wHi] {
 		t.Fatalf("B's lease %v, TAT %d", B, b.tat.Load())
 	}
 	// A needs 30 tokens and holds 24 it cannot give back (B claimed after it): it takes the 30
 	// alone and keeps its lease.
 	tat, kept := b.tat.Load(), A
-	take(b, &A, 0, 30)
-	if A != kept || b.tat.Load() != tat+30_000 {
+	take(b, &A, x0, 30)
+	if A != kept || b.tat.Load() != tat+30*one {
 		t.Fatalf("A, not the last claimer: lease %v (had %v), TAT %d (was %d)", A, kept, b.tat.Load(), tat)
 	}
 
 	// The last claimer gives back what it left: its next call starts where it stopped.
 	b = fresh()
 	A = row{}
-	take(b, &A, 0, 1)
+	take(b, &A, x0, 1)
 	lo := A[wLo]
-	take(b, &A, 0, int(A[wHi]-A[wLo])/1000+1)
+	take(b, &A, x0, int(uint64(A[wHi]-A[wLo])/one)+1)
 	if A[wStart] != lo {
 		t.Fatalf("the last claimer's lease not given back: starts at %d, had %d left from", A[wStart], lo)
 	}
@@ -282,42 +293,43 @@ func TestLeaseHandBack(t *testing.T) {
 	// A pull-back: the lease taken before it is not spent, and a TAT that happens to end where
 	// it does is not given back to.
 	const now = int64(30_000)
-	if !b.spend(unsafe.Pointer(&A), now, b.one) {
+	x := b.at(now)
+	if !b.spend(unsafe.Pointer(&A), x, one) {
 		t.Fatal("a lease with room refused a call")
 	}
 	b.TakeAt(now-int64(10*time.Minute), 1) // refused, pulls the TAT back, counts the pull-back
-	if b.spend(unsafe.Pointer(&A), now, b.one) {
+	if b.spend(unsafe.Pointer(&A), x, one) {
 		t.Fatal("a lease taken before a pull-back was spent after it")
 	}
-	b.tat.Store(A[wHi])
+	b.tat.Store(uint64(A[wHi]))
 	end := A[wHi]
-	take(b, &A, now, 3)
+	take(b, &A, x, 3)
 	if A[wStart] != end {
 		t.Fatalf("a lease taken before a pull-back was given back: starts at %d, want %d", A[wStart], end)
 	}
 	// A Release on the shared word (leasing off, or not yet on for the releasing call) does the same.
-	if !b.spend(unsafe.Pointer(&A), now, b.one) {
+	if !b.spend(unsafe.Pointer(&A), x, one) {
 		t.Fatal("a fresh lease with room refused a call")
 	}
 	b.Release(now)
-	if b.spend(unsafe.Pointer(&A), now, b.one) {
+	if b.spend(unsafe.Pointer(&A), x, one) {
 		t.Fatal("a lease taken before a Release on the shared word was spent after it")
 	}
 
 	// Release into the lease: back to its last spent slot, never before its start nor before now.
-	take(b, &A, now, 1)
-	start := A[wStart]
+	take(b, &A, x, 1)
+	start := uint64(A[wStart])
 	for i := 0; i < 10; i++ {
-		b.giveBack(unsafe.Pointer(&A), now)
+		b.giveBack(unsafe.Pointer(&A), x)
 	}
-	if A[wLo] != max(start, now) {
+	if A[wLo] != u(max(start, x)) {
 		t.Fatalf("released to %d, the lease starts at %d", A[wLo], start)
 	}
 
 	// A call of no tokens takes no lease.
 	b = fresh()
 	var Z row
-	if ok, _ := b.renew(unsafe.Pointer(&Z), 0, 0); !ok || Z[wHi] != Z[wLo] || b.tat.Load() != 0 {
+	if ok, _ := b.renew(unsafe.Pointer(&Z), x0, 0); !ok || Z[wHi] != Z[wLo] || b.tat.Load() != x0 {
 		t.Fatalf("a call of no tokens: lease %v, TAT %d", Z, b.tat.Load())
 	}
 }

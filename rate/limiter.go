@@ -2,7 +2,6 @@ package rate
 
 import (
 	"context"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,11 +42,24 @@ func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.
 // generic cell rate algorithm, keeps the bucket as one word, the theoretical arrival time (TAT)
 // of the next call, and a call is a compare-and-set on it. It starts full.
 //
-// It works in whole nanoseconds: a token's emission interval, 1e9/rate, is rounded up to a whole
-// nanosecond (so the limiter never runs faster than rate; at rates near 1e9 a second the rounding
-// shows: 6e8 a second runs at 5e8), and the burst is that interval times the burst. So a full
-// BucketLimiter admits exactly burst calls at once, as a full [Bucket] does, at every rate it
-// accepts, and after that one call per rounded interval.
+// It decides as a [Bucket] does, with the same arithmetic (see the Bucket's "How it works"):
+// driven from one goroutine it gives exactly a Bucket's answers, waits included, at every rate
+// and burst both accept. It runs at its rate, a token a second at rate 1 as a token every 1.667
+// nanoseconds at rate 6e8, and a full BucketLimiter admits exactly burst calls at once.
+//
+// It never over-admits: a goroutine whose clock reading went stale while others moved the TAT
+// sees less room, not more (golang.org/x/time/rate's Limiter over-admits when many goroutines
+// share a few cores). It must not be copied after first use.
+//
+// # How it works
+//
+// The TAT is counted in the units of the Bucket's grid; a call at now converts now with one
+// multiply and moves the TAT by compare-and-set. A call whose TAT would pass the end of the
+// units' range (an instant within the fill time of the end of the clock's range, at rates near a
+// token a nanosecond) is refused with a wait of [Forever] rather than wrapped round. A TAT more
+// than the burst plus [MaxSkew]'s refill after the instant of a call (the clock jumped back, or
+// an instant of another origin was passed) is pulled back to that instant plus the burst: the
+// bucket empty there, not in debt for decades.
 //
 // Under contention it leases tokens to Ps. The first time two callers collide on the TAT, a
 // limiter whose burst is at least 4 tokens for each P (GOMAXPROCS when it was made, rounded up to
@@ -55,33 +67,24 @@ func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.
 // compare-and-set and then spent by the calls on that P on a cache line of their own, so the cores
 // stop passing one word back and forth. A lease holds at most 1/(2×Ps) of the tokens the bucket
 // held when it was taken, and a slot is only spent at or after its own time, never late: leasing
-// never over-admits (at most burst + elapsed×rate admissions in any stretch of time, as without
-// it). A pull-back (see below) or a Release on the shared word retires every lease taken before
-// it. What leasing can cost is room: tokens leased to one P and not yet spent cannot serve
-// another. A P gives its lease back when it runs short and nobody claimed after it; otherwise it
-// keeps it and takes what the call needs alone, so each P holds at most one lease and together
-// they hold at most half the burst, less as they are spent. Leases left in the rows of Ps that
-// GOMAXPROCS took away are not given back: time passes them by (at most burst/rate). A limiter
-// one goroutine calls never collides and never leases: its decisions are the pure [Bucket]'s.
-// Next, Left and TokensAt count leased tokens as taken; once leasing is on, Release gives the
-// token to the caller's P's lease, and drops it when the lease cannot hold it. With a burst of 1
-// (or fewer than 4 tokens a P) every call takes the slot at its own instant, which only the shared
-// word can hand out: such a limiter stays one word. Leases take one cache line a P, made when
-// leasing starts; the builds without the P index (the ward_nolinkname tag, gccgo) never lease.
-//
-// It never over-admits: a goroutine whose clock reading went stale while others moved the TAT
-// sees less room, not more (golang.org/x/time/rate over-admits 1.2-8× with 1024 goroutines on two
-// cores, golang/go#71360; TestSimNoOverAdmission shows this one does not). The TAT is an int64: a
-// call whose TAT would pass math.MaxInt64 (an instant within burst/rate of the end of the clock's
-// range) is refused with a wait of [Forever] rather than wrapped round. A TAT more than the
-// burst's span plus [MaxSkew] after the instant of a call (the clock jumped back, or an instant
-// of another origin was passed) is pulled back to that instant plus the span: the bucket empty
-// there, not in debt for decades. It must not be copied after first use.
+// never over-admits (at most burst + the tokens accrued in any stretch of time, as without it).
+// A pull-back or a Release on the shared word retires every lease taken before it. What leasing
+// can cost is room: tokens leased to one P and not yet spent cannot serve another. A P gives its
+// lease back when it runs short and nobody claimed after it; otherwise it keeps it and takes what
+// the call needs alone, so each P holds at most one lease and together they hold at most half
+// the burst, less as they are spent. Leases left in the rows of Ps that GOMAXPROCS took away are
+// not given back: time passes them by (at most burst/rate). A limiter one goroutine calls never
+// collides and never leases. Next, Left and TokensAt count leased tokens as taken; once leasing
+// is on, Release gives the token to the caller's P's lease, and drops it when the lease cannot
+// hold it. With a burst under 4 tokens a P every call takes the slot at its own instant, which
+// only the shared word can hand out: such a limiter stays one word. Leases take one cache line a
+// P, made when leasing starts; the builds without the P index (the ward_nolinkname tag, gccgo)
+// never lease.
 type BucketLimiter struct {
 	_   stripe.NoCopy
 	_   [stripe.CacheLine]byte // the TAT on a line of its own, whatever was allocated before it
-	tat atomic.Int64
-	_   [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	tat atomic.Uint64
+	_   [stripe.CacheLine - unsafe.Sizeof(atomic.Uint64{})]byte
 	// Writes that moved the TAT back (pull-backs, Releases on the shared word), counted before
 	// each: a lease taken before one is neither spent nor given back (lease.go). Read by every
 	// leased call, written rarely: a line of its own.
@@ -94,39 +97,28 @@ type BucketLimiter struct {
 
 // bucketPolicy is what a BucketLimiter reads on every call: written once, when leasing starts.
 type bucketPolicy struct {
-	one      int64 // one token's emission interval, 1e9/rate rounded up: at least 1 ns
-	tauNs    int64 // how far ahead of now the TAT may run: burst × one
-	burst    int
+	gcra
 	clock    func() int64
 	leasing  atomic.Int32 // leaseOff, leaseWanted, leaseStarting, leaseOn (lease.go)
 	leasable bool         // the build pins to Ps and the burst is large enough to lease
 	leases   stripe.Table // a lease per P, made when leasing starts
 }
 
-// NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst. rate
-// must lie between about 1.08e-10 and 1e9 (a token every 292 years at most, every nanosecond at
-// least), burst in [1, [MaxBurst]], and the time to fill an empty bucket, burst × 1e9/rate
-// nanoseconds, must fit an int64 (about 292 years): past these bounds the arithmetic cannot be
-// done in int64 nanoseconds, and the error names the field.
+// NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst: rate
+// in [0, 1e9] (0: never refills; at most a token a nanosecond), burst in [1, [MaxBurst]], as
+// [NewBucket] takes them. Anything else is an error naming the field.
 func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, error) {
-	every := 1e9 / rate
-	if !(rate > 0) || !(every >= 1 && every < math.MaxInt64) {
-		return nil, contract.Field(ErrInvalid, "rate", rate, "in [1e9/MaxInt64, 1e9]: a token every 1 ns to every MaxInt64 ns")
-	}
-	if err := checkBurst(burst); err != nil {
+	g, err := newGCRA(rate, burst)
+	if err != nil {
 		return nil, err
-	}
-	one := int64(math.Ceil(every))
-	if int64(burst) > math.MaxInt64/one {
-		return nil, contract.Field(ErrInvalid, "burst", burst, "at most MaxInt64/(1e9/rate): a fill time under MaxInt64 ns")
 	}
 	c, err := apply(opts)
 	if err != nil {
 		return nil, err
 	}
-	b := &BucketLimiter{bucketPolicy: bucketPolicy{one: one, tauNs: int64(burst) * one, burst: burst, clock: c.clock,
+	b := &BucketLimiter{bucketPolicy: bucketPolicy{gcra: g, clock: c.clock,
 		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count())}}
-	b.tat.Store(c.clock())
+	b.tat.Store(b.at(c.clock()))
 	return b, nil
 }
 
@@ -136,22 +128,30 @@ func (b *BucketLimiter) Now() int64 { return b.clock() }
 
 // Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
-	now := b.clock()
+	x := b.at(b.clock())
 	if b.leasingOn() { // admit, written out: one call less on the hottest path
-		ok, _ := b.leased(now, b.one)
+		ok, _ := b.leased(x, b.one)
 		return ok
 	}
-	ok, _ := b.take(now, b.one)
+	ok, _ := b.take(x, b.one)
 	return ok
 }
 
-// admit answers a call for inc nanoseconds of tokens at now: from the caller's P's lease once
-// callers have collided, on the shared TAT before.
-func (b *BucketLimiter) admit(now, inc int64) (bool, time.Duration) {
+// admit answers a call for inc units of tokens at now: from the caller's P's lease once callers
+// have collided, on the shared TAT before. The wait is only worked out for a refusal.
+func (b *BucketLimiter) admit(now int64, inc uint64) (bool, time.Duration) {
+	x := b.at(now)
+	var ok bool
+	var tat uint64
 	if b.leasingOn() {
-		return b.leased(now, inc)
+		ok, tat = b.leased(x, inc)
+	} else {
+		ok, tat = b.take(x, inc)
 	}
-	return b.take(now, inc)
+	if ok {
+		return true, 0
+	}
+	return false, b.wait(tat, x, now, inc)
 }
 
 // Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
@@ -165,46 +165,21 @@ func (b *BucketLimiter) Do(ctx context.Context, fn func(context.Context) error) 
 	return do(ctx, fn, ok, wait)
 }
 
-// at returns the TAT as a call at now reads it: pulled back to now plus the span when it is more
-// than the span plus [MaxSkew] ahead.
-func (b *BucketLimiter) at(tat, now int64) int64 {
-	if skewed(tat, now, uint64(b.tauNs)) {
-		return now + b.tauNs // tat is more than tauNs past now: no overflow
-	}
-	return tat
-}
-
-// wait returns how long from now until inc fits under the TAT: 0 when it does, [Forever] when
-// the TAT would pass math.MaxInt64.
-func (b *BucketLimiter) wait(tat, now, inc int64) time.Duration {
-	if max(tat, now) > math.MaxInt64-inc {
-		return Forever
-	}
-	if tat <= now {
-		return 0
-	}
-	ahead, room := since(tat, now), uint64(b.tauNs-inc)
-	if ahead <= room {
-		return 0
-	}
-	return time.Duration(min(ahead-room, uint64(Forever)))
-}
-
-// take moves the TAT by inc (at most tauNs) if the bucket holds inc at now: the whole of a call,
-// in integers, exact at any two instants however far apart. When it does not, wait is how long
-// until it would: [Forever] when the TAT would pass math.MaxInt64. It calls nothing, so it needs
-// no stack frame.
-func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
+// take moves the TAT by inc units (at most tau) if the bucket holds them at x: the whole of a
+// call on the shared word. When it does not, it returns the TAT the call was refused against
+// (pulled back when it was skewed, and written so).
+func (b *BucketLimiter) take(x, inc uint64) (ok bool, refused uint64) {
 	for {
 		old := b.tat.Load()
-		tat := b.pull(old, now)
-		if wait := b.wait(tat, now, inc); wait != 0 {
+		tat := b.pull(old, x)
+		next, ok := b.grant(tat, x, inc)
+		if !ok {
 			if tat != old { // write the pull back, or the next call is refused for decades too
 				b.tat.CompareAndSwap(old, tat)
 			}
-			return false, wait
+			return false, tat
 		}
-		if b.tat.CompareAndSwap(old, max(tat, now)+inc) { // wait checked it fits
+		if b.tat.CompareAndSwap(old, next) {
 			return true, 0
 		}
 		b.collided()
@@ -213,48 +188,36 @@ func (b *BucketLimiter) take(now, inc int64) (ok bool, wait time.Duration) {
 
 // TakeAt takes n tokens at now (an instant of the limiter's clock, as Now returns; a negative n
 // costs nothing) if they are there. If not, wait is how long until they would be: 0 when ok,
-// [Forever] for more than the burst.
+// [Forever] when they never will be (more than the burst, rate 0, or past the end of the clock's
+// range).
 func (b *BucketLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
-	n = cost(n)
-	if n > b.burst {
+	if cost(n) > b.burst {
 		return false, Forever
 	}
-	return b.admit(now, int64(n)*b.one) // n <= burst: it fits
+	return b.admit(now, b.units(n))
 }
 
 // Next returns how long until n tokens would be there at now, without taking them: 0 when they
 // are, [Forever] when they never will be.
 func (b *BucketLimiter) Next(now int64, n int) time.Duration {
-	n = cost(n)
-	if n > b.burst {
+	if cost(n) > b.burst {
 		return Forever
 	}
-	return b.wait(b.at(b.tat.Load(), now), now, int64(n)*b.one)
+	x := b.at(now)
+	return b.wait(b.read(b.tat.Load(), x), x, now, b.units(n))
 }
 
 // TokensAt returns how many tokens the bucket holds at now, fractions included.
-func (b *BucketLimiter) TokensAt(now int64) float64 {
-	// Whole tokens and the fraction apart: the whole count (at most MaxBurst) is exact in a
-	// float64, where the nanoseconds past 2^53 are not, and their quotient could read above burst.
-	h := b.held(now)
-	return float64(h/b.one) + float64(h%b.one)/float64(b.one)
-}
+func (b *BucketLimiter) TokensAt(now int64) float64 { return b.tokens(b.heldAt(now)) }
 
-// held returns the nanoseconds of tokens the bucket holds at now: in [0, tauNs].
-func (b *BucketLimiter) held(now int64) int64 {
-	tat := b.at(b.tat.Load(), now)
-	if tat <= now {
-		return b.tauNs
-	}
-	ahead := since(tat, now)
-	if ahead >= uint64(b.tauNs) {
-		return 0
-	}
-	return b.tauNs - int64(ahead)
+// heldAt returns the units the bucket holds at now.
+func (b *BucketLimiter) heldAt(now int64) uint64 {
+	x := b.at(now)
+	return b.held(b.read(b.tat.Load(), x), x)
 }
 
 // Left returns how many calls of one token at now would be admitted one after another.
-func (b *BucketLimiter) Left(now int64) int { return int(b.held(now) / b.one) }
+func (b *BucketLimiter) Left(now int64) int { return int(b.heldAt(now) >> b.shift) }
 
 // Acquire takes one token at now: the [Permit] method.
 func (b *BucketLimiter) Acquire(now int64) bool {
@@ -263,22 +226,19 @@ func (b *BucketLimiter) Acquire(now int64) bool {
 }
 
 // Release gives one token back, never past the burst. Once the limiter leases tokens to Ps (see
-// the package doc), the token goes back to the caller's P's lease, and is dropped when that lease
+// How it works), the token goes back to the caller's P's lease, and is dropped when that lease
 // cannot hold it.
 func (b *BucketLimiter) Release(now int64) {
+	x := b.at(now)
 	if b.leasing.Load() == leaseOn {
-		b.releaseLeased(now)
+		b.releaseLeased(x)
 		return
 	}
 	for {
 		old := b.tat.Load()
-		tat := b.pull(old, now)
-		if tat <= now {
+		next, ok := b.release(b.pull(old, x), x)
+		if !ok {
 			return // full
-		}
-		next := now
-		if since(tat, now) > uint64(b.one) {
-			next = tat - b.one
 		}
 		b.gen.Add(1) // a lease that leasing, starting meanwhile, took may end where the TAT is
 		if b.tat.CompareAndSwap(old, next) {

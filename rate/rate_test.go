@@ -35,7 +35,7 @@ func TestBucketTrace(t *testing.T) {
 		{100 * ms, 1, true, 100 * time.Millisecond}, // exactly one token at 100 ms
 		{150 * ms, -5, true, 50 * time.Millisecond}, // negative costs nothing
 		{150 * ms, 0, true, 50 * time.Millisecond},
-		{100 * ms, 1, false, 50 * time.Millisecond}, // backwards: adds nothing, takes nothing (0.5 held)
+		{100 * ms, 1, false, 100 * time.Millisecond}, // backwards: adds nothing, takes nothing (the token is due at 200 ms)
 		{2100 * ms, 20, true, 100 * time.Millisecond},
 		{2100 * ms, 21, false, 100 * time.Millisecond}, // more than the burst: never
 	}
@@ -440,8 +440,10 @@ func TestBucketLimiter(t *testing.T) {
 	if got := b.TokensAt(now); got != 2 {
 		t.Fatalf("release past the burst: %v tokens", got)
 	}
-	if _, err := NewBucketLimiter(0, 1); !errors.Is(err, ErrInvalid) {
-		t.Fatal("rate 0 accepted by the GCRA bucket")
+	if z, err := NewBucketLimiter(0, 2, WithClock(func() int64 { return now })); err != nil || !z.Allow() || !z.Allow() || z.Allow() {
+		t.Fatalf("rate 0: a burst that never refills: %v", err)
+	} else if now += int64(time.Hour); z.Allow() || z.Next(now, 1) != Forever || z.Left(now) != 0 {
+		t.Fatal("rate 0 refilled")
 	}
 	if a := testing.AllocsPerRun(1000, func() { b.Allow() }); a != 0 {
 		t.Fatalf("Allow allocates %v", a)
