@@ -1,9 +1,12 @@
 // Command service is the example service of the load test: a net/http server whose work is done
-// by a bounded worker pool (20 slots, 50 ms a call: a capacity of 400 calls a second), protected
-// by one of ward's middlewares or by nothing. It records the latency of every response by status,
-// from the moment the request reaches the server's outermost handler to the moment that handler
-// returns, and serves them at /stats (reset at /reset), so a driver can tell admitted calls from
-// refused ones. It listens on loopback only.
+// by a bounded worker pool (-mode pool: 20 slots, 50 ms a call, a capacity of 400 calls a second)
+// or by the CPU (-mode cpu: each call computes for -work of CPU time; run it with GOMAXPROCS=1
+// for a server of one CPU), protected by one of ward's middlewares or by nothing. It records the
+// latency of every response by status, from the moment the request reaches the server's
+// outermost handler to the moment that handler returns, and serves them at /stats (reset at
+// /reset) with a trace of the protection's state every 100 ms (the adaptive limit, or the
+// shedder's CPU reading and heat), so a driver can tell admitted calls from refused ones. It
+// listens on loopback only.
 package main
 
 import (
@@ -15,8 +18,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardgo/ward/adaptive"
@@ -26,31 +31,46 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8089", "loopback address to listen on")
-	protect := flag.String("protect", "none", "none, vegas, gradient, aimd or shed")
-	workers := flag.Int("workers", 20, "worker slots")
-	work := flag.Duration("work", 50*time.Millisecond, "time a call holds its slot")
+	protect := flag.String("protect", "none", "none, vegas, gradient, aimd, knee or shed")
+	mode := flag.String("mode", "pool", "pool (a worker pool) or cpu (CPU-bound work)")
+	cpuRead := flag.String("cpu", "process", "the shedder's CPU reading: process (shed's sampler: the process's own time over GOMAXPROCS) or sched (the share of 10 ms ticks that find a goroutine waiting for a P)")
+	workers := flag.Int("workers", 20, "worker slots (-mode pool)")
+	work := flag.Duration("work", 50*time.Millisecond, "time a call holds its slot (-mode pool), or CPU time a call computes (-mode cpu)")
 	flag.Parse()
 
-	pool := make(chan struct{}, *workers)
-	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case pool <- struct{}{}:
-		case <-r.Context().Done():
-			return
-		}
-		time.Sleep(*work) // the work: a call holds one of the pool's slots for this long
-		<-pool
-		answered(r, http.StatusOK)
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	mw, err := protection(*protect)
+	var h http.Handler
+	switch *mode {
+	case "pool":
+		pool := make(chan struct{}, *workers)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case pool <- struct{}{}:
+			case <-r.Context().Done():
+				return
+			}
+			time.Sleep(*work) // the work: a call holds one of the pool's slots for this long
+			<-pool
+			answered(r, http.StatusOK)
+			_, _ = w.Write([]byte("ok\n"))
+		})
+	case "cpu":
+		rounds := calibrate(*work)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sink.Add(spin(rounds)) // the work: CPU only, as a handler that computes its answer
+			answered(r, http.StatusOK)
+			_, _ = w.Write([]byte("ok\n"))
+		})
+	default:
+		log.Fatalf("unknown mode %q", *mode)
+	}
+	st := &stats{byStatus: map[int][]int32{}, start: time.Now()}
+	mw, err := protection(*protect, *cpuRead, st)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if mw != nil {
 		h = mw(h)
 	}
-	st := &stats{byStatus: map[int][]int32{}, start: time.Now()}
 	mux := http.NewServeMux()
 	mux.Handle("/work", st.record(h))
 	mux.HandleFunc("/stats", st.serve)
@@ -60,12 +80,38 @@ func main() {
 	log.Fatal(srv.ListenAndServe())
 }
 
-// protection is the middleware each mode puts in front of the pool.
-func protection(mode string) (wardhttp.Middleware, error) {
+// sink keeps the spin's result alive, so the compiler cannot drop the work.
+var sink atomic.Uint64
+
+// spin runs n rounds of a small hash: pure CPU, no allocation.
+func spin(n int) uint64 {
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+// calibrate returns how many rounds of spin take d of CPU on this machine, measured over 200 ms
+// before the server starts.
+func calibrate(d time.Duration) int {
+	n, start := 0, time.Now()
+	for time.Since(start) < 200*time.Millisecond {
+		sink.Add(spin(10000))
+		n += 10000
+	}
+	return int(float64(n) * float64(d) / float64(time.Since(start)))
+}
+
+// protection is the middleware each mode puts in front of the work; it traces the protection's
+// state into st every 100 ms.
+func protection(mode, cpuRead string, st *stats) (wardhttp.Middleware, error) {
 	switch mode {
 	case "none":
 		return nil, nil
-	case "vegas", "gradient", "aimd":
+	case "vegas", "gradient", "aimd", "knee":
 		var rule adaptive.Rule
 		var err error
 		switch mode {
@@ -73,6 +119,8 @@ func protection(mode string) (wardhttp.Middleware, error) {
 			rule, err = adaptive.NewVegas(adaptive.DefaultVegas(), rand.Float64)
 		case "gradient":
 			rule, err = adaptive.NewGradient(adaptive.DefaultGradient())
+		case "knee":
+			rule, err = adaptive.NewKnee(adaptive.DefaultKnee())
 		default:
 			rule, err = adaptive.NewAIMD(adaptive.DefaultAIMD())
 		}
@@ -83,15 +131,74 @@ func protection(mode string) (wardhttp.Middleware, error) {
 		if err != nil {
 			return nil, err
 		}
+		go st.trace(func() Point { return Point{Limit: l.Limit()} })
 		return wardhttp.Limit(l, wardhttp.WithRefuse(refuse))
 	case "shed":
-		s, err := shed.New()
+		opts := []shed.Option{}
+		switch cpuRead {
+		case "process":
+		case "sched":
+			opts = append(opts, shed.WithCPU(schedCPU()))
+		default:
+			return nil, fmt.Errorf("unknown CPU reading %q", cpuRead)
+		}
+		s, err := shed.New(opts...)
 		if err != nil {
 			return nil, err
 		}
+		go st.trace(func() Point { snap := s.Snapshot(); return Point{CPU: snap.CPU, Hot: snap.Hot} })
 		return wardhttp.Shed(s, wardhttp.WithRefuse(refuse))
 	}
 	return nil, fmt.Errorf("unknown protection %q", mode)
+}
+
+// schedCPU is a CPU reading from the Go scheduler's view, for a machine whose other load keeps
+// this process from the CPU time its GOMAXPROCS allows (a process's own time then never reads
+// hot): every 10 ms it asks the runtime whether a goroutine is waiting for a P, and every 250 ms
+// it folds the share of ticks that found one, in thousandths, through shed's own arithmetic
+// (shed.CPUAverage with the preset). A tick delayed because the P is busy still counts.
+func schedCPU() func() int {
+	avg, err := shed.NewCPUAverage(shed.DefaultCPUPolicy())
+	if err != nil {
+		log.Fatal(err)
+	}
+	var v atomic.Int64
+	v.Store(-1)
+	go func() {
+		s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+		busy, n, last := 0, 0, time.Now()
+		for now := range time.Tick(10 * time.Millisecond) {
+			metrics.Read(s)
+			n++
+			if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > 0 {
+				busy++
+			}
+			if now.Sub(last) >= 250*time.Millisecond {
+				v.Store(int64(avg.Add(1000 * float64(busy) / float64(n))))
+				busy, n, last = 0, 0, now
+			}
+		}
+	}()
+	return func() int { return int(v.Load()) }
+}
+
+// Point is the protection's state at one instant, milliseconds since the last reset.
+type Point struct {
+	Ms    int64 `json:"ms"`
+	Limit int   `json:"limit,omitempty"`
+	CPU   int   `json:"cpu,omitempty"`
+	Hot   bool  `json:"hot,omitempty"`
+}
+
+// trace records read() every 100 ms, for the life of the process.
+func (st *stats) trace(read func() Point) {
+	for range time.Tick(100 * time.Millisecond) {
+		p := read()
+		st.mu.Lock()
+		p.Ms = time.Since(st.start).Milliseconds()
+		st.points = append(st.points, p)
+		st.mu.Unlock()
+	}
 }
 
 // stats keeps every response's latency, in microseconds, by status.
@@ -99,6 +206,7 @@ type stats struct {
 	mu       sync.Mutex
 	byStatus map[int][]int32
 	start    time.Time
+	points   []Point
 }
 
 // codeKey is the context key of the status a request was answered with: the work handler and the
@@ -134,6 +242,7 @@ func (st *stats) reset(w http.ResponseWriter, _ *http.Request) {
 	st.mu.Lock()
 	st.byStatus = map[int][]int32{}
 	st.start = time.Now()
+	st.points = nil
 	st.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -152,7 +261,8 @@ func (st *stats) serve(w http.ResponseWriter, _ *http.Request) {
 	out := struct {
 		Seconds  float64         `json:"seconds"`
 		ByStatus map[int]Summary `json:"by_status"`
-	}{time.Since(st.start).Seconds(), map[int]Summary{}}
+		Trace    []Point         `json:"trace"`
+	}{time.Since(st.start).Seconds(), map[int]Summary{}, slices.Clone(st.points)}
 	for code, v := range st.byStatus {
 		s := slices.Clone(v)
 		slices.Sort(s)
