@@ -3,6 +3,7 @@ package ward_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/internal/stripe"
 	"github.com/wardgo/ward/rate"
+	"github.com/wardgo/ward/retry"
 	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
@@ -312,5 +314,42 @@ func TestAdmitAllocates0(t *testing.T) {
 		}); n != 0 {
 			t.Errorf("Chain.Admit+Pass allocates %v", n)
 		}
+	}
+}
+
+// pushback is an error of the caller's own that carries a wait, as a server's pushback does.
+type pushback struct{ wait time.Duration }
+
+func (p pushback) Error() string             { return "pushback" }
+func (p pushback) RetryAfter() time.Duration { return p.wait }
+func (p pushback) Is(target error) bool      { return target == ward.ErrRefused }
+func wrapped(err error) error                { return fmt.Errorf("call: %w", err) }
+
+// TestOneWait: every wait is read through one method, RetryAfter() time.Duration: ward.RetryAfter
+// reads a ward refusal's wait and an error of the caller's own alike, anywhere in the chain, and
+// retry.Do honours both the same way.
+func TestOneWait(t *testing.T) {
+	now := int64(0)
+	bucket := must(rate.NewBucketLimiter(1, 1, rate.WithClock(func() int64 { return now })))
+	bucket.Allow()
+	_, refusal := bucket.Admit(context.Background())
+	for _, c := range []struct {
+		err  error
+		wait time.Duration
+	}{{refusal, time.Second}, {wrapped(refusal), time.Second}, {pushback{3 * time.Second}, 3 * time.Second}, {wrapped(pushback{2 * time.Millisecond}), 2 * time.Millisecond}} {
+		if w, ok := ward.RetryAfter(c.err); !ok || w != c.wait {
+			t.Errorf("ward.RetryAfter(%v) = %v %v, want %v", c.err, w, ok, c.wait)
+		}
+		var slept []time.Duration
+		tries := 0
+		err := retry.Do(context.Background(), retry.Backoff{Base: time.Millisecond, Factor: 2, Cap: time.Second, Attempts: 2, Jitter: retry.Full},
+			func(context.Context) error { tries++; return c.err },
+			retry.WithSleep(func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }))
+		if err == nil || tries != 2 || len(slept) != 1 || slept[0] != c.wait {
+			t.Errorf("retry.Do on %v: %d tries, slept %v; want 2 tries and one wait of %v", c.err, tries, slept, c.wait)
+		}
+	}
+	if _, ok := ward.RetryAfter(errors.New("plain")); ok {
+		t.Error("a plain error carries a wait")
 	}
 }

@@ -26,6 +26,10 @@ var ErrInvalid = contract.ErrInvalid
 
 // RetryAfter returns how long until a refused call would pass, when the refusal knows (a rate
 // limit, a failure window); false when it does not (an adaptive limit, a breaker, a shedder).
+// Every wait is read through one method, RetryAfter() time.Duration, on an error anywhere in
+// err's chain: ward's refusals that carry a wait have it, retry.Do honours it (retry.Hinted), and
+// an error of your own that carries a wait (a server's pushback) implements it to be read here
+// and there alike. A negative wait means "do not retry", as gRPC's pushback has it.
 func RetryAfter(err error) (time.Duration, bool) { return contract.RetryAfter(err) }
 
 // Outcome is how an admitted call settles: [Pass], [Fail] or [Ignore].

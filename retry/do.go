@@ -21,8 +21,8 @@ import (
 //
 // A hint resets the backoff: the next wait that has no hint is the first retry's again. An error
 // that does not implement Hinted (anywhere in its chain, as errors.As finds it) has no hint,
-// unless it is a ward refusal: one carrying a wait (ward.RetryAfter) is read as that positive
-// hint, one without as a negative one.
+// unless it is a ward refusal without a wait, read as a negative one. A ward refusal that carries
+// its wait implements Hinted: the wait is its hint, the same one ward.RetryAfter reads.
 type Hinted interface {
 	error
 	RetryAfter() time.Duration
@@ -151,11 +151,8 @@ func Do(ctx context.Context, b Backoff, fn func(context.Context) error, opts ...
 // hint returns the wait err asks for before the next try, if it asks: a [Hinted] error's hint, a
 // ward refusal's wait, or −1 (do not retry) for a ward refusal without one.
 func hint(err error) (time.Duration, bool) {
-	if h := Hinted(nil); errors.As(err, &h) {
+	if h := Hinted(nil); errors.As(err, &h) { // a ward refusal's wait is one too
 		return h.RetryAfter(), true
-	}
-	if wait, ok := contract.RetryAfter(err); ok {
-		return wait, true
 	}
 	if errors.Is(err, contract.ErrRefused) {
 		return -1, true

@@ -82,6 +82,10 @@ type Waited struct {
 func (w *Waited) Error() string { return w.Err.Error() + " (retry in " + w.Wait.String() + ")" }
 func (w *Waited) Unwrap() error { return w.Err }
 
+// RetryAfter returns the wait: a Waited is a hinted error (retry.Hinted), the one way every wait
+// is read.
+func (w *Waited) RetryAfter() time.Duration { return w.Wait }
+
 // Wait returns err with its wait attached, or err itself when the wait is unknown (zero or less).
 // Attaching allocates one small value; the sentinel alone allocates nothing.
 func Wait(err error, wait time.Duration) error {
@@ -91,13 +95,14 @@ func Wait(err error, wait time.Duration) error {
 	return &Waited{Err: err, Wait: wait}
 }
 
-// RetryAfter returns the wait a refusal carries, if it carries one.
-// It follows the chain of single Unwrap methods by hand, not errors.As, so that reading a
+// RetryAfter returns the wait err carries, if it carries one: the RetryAfter() of the first
+// error in its chain that has that method (a [Waited], retry.Hinted, an error of the caller's
+// own). It follows the chain of single Unwrap methods by hand, not errors.As, so that reading a
 // refusal allocates nothing.
 func RetryAfter(err error) (time.Duration, bool) {
 	for err != nil {
-		if w, ok := err.(*Waited); ok {
-			return w.Wait, true
+		if h, ok := err.(interface{ RetryAfter() time.Duration }); ok {
+			return h.RetryAfter(), true
 		}
 		err = errors.Unwrap(err)
 	}
