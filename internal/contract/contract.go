@@ -27,7 +27,7 @@ type sentinel struct {
 	parent error
 }
 
-func (s *sentinel) Error() string        { return s.msg }
+func (s *sentinel) Error() string { return s.msg }
 func (s *sentinel) Is(target error) bool {
 	for p := s.parent; p != nil; {
 		if target == p {
