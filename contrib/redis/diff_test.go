@@ -66,8 +66,9 @@ func stored(ctx context.Context, c *redis.Client, key string) (float64, float64,
 	return x, y, err
 }
 
-// TestBucketMatchesPure drives rate.Bucket and the server's bucket through the same instants
-// and counts, and compares every decision, wait and stored token count, bit for bit.
+// TestBucketMatchesPure drives rate.Bucket.Step (the float64 arithmetic a store repeats) and the
+// server's bucket through the same instants and counts, and compares every decision, wait and
+// stored token count, bit for bit.
 func TestBucketMatchesPure(t *testing.T) {
 	c := client(t, shared)
 	ctx := context.Background()
@@ -92,10 +93,13 @@ func TestBucketMatchesPure(t *testing.T) {
 				t.Fatal(err)
 			}
 			now, wantWait := base, time.Duration(0)
+			st := rate.Tokens{Tokens: float64(p.burst), Stamp: base}
 			for i := range 200 {
 				n := counts(r, p.burst)
-				var wantOK bool
-				wantOK, wantWait = pure.Take(now, n)
+				g := pure.Step(now, st, n)
+				st = g.State
+				wantOK := g.Granted
+				wantWait = g.Wait
 				d, err := l.TakeAt(ctx, key, now, n)
 				if err != nil {
 					t.Fatalf("%v/%s step %d: TakeAt(%d, %d): %v", p, key, i, now, n, err)
@@ -107,7 +111,7 @@ func TestBucketMatchesPure(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := pure.TokensAt(now); got != want {
+				if want := st.Tokens; got != want {
 					t.Fatalf("%v/%s step %d: stored tokens %v, want %v", p, key, i, got, want)
 				}
 				now = next(r, now, wantWait, span)

@@ -291,7 +291,7 @@ const MaxInstant = (1<<53 - 1) * int64(time.Microsecond)
 const maxRefill = float64(MaxInstant) / 1e9
 
 // NewBucket returns a token bucket per key: perSecond tokens a second, at most burst held, each key
-// starting full; the key of k is prefix+k. It decides exactly as rate.Bucket does for the same
+// starting full; the key of k is prefix+k. It decides exactly as rate.Bucket.Step does for the same
 // instants, counted in whole microseconds. perSecond must be positive and finite (a key that never
 // refills would never expire), burst in [1, 2^53], and the bucket must refill from empty within
 // MaxInstant (burst/perSecond at most 2^53 µs, about 285 years), so that a key's expiry is a
