@@ -14,8 +14,41 @@
 // When in doubt, use the adaptive limiter; both can stand in front of the same handler.
 //
 // The CPU reading is the process's own ([CPU]): the container's use when its CPU is limited by
-// a quota, else the process's utime + stime over the CPUs it may use, so a neighbouring process
-// heating the machine does not make this server shed.
+// a quota, else the process's utime + stime over the CPUs it may use (GOMAXPROCS at most), so a
+// neighbouring process heating the machine does not make this server shed.
+//
+// # A step overload
+//
+// [CPU]'s preset ([DefaultCPUPolicy]) lifts its average at once to an interval of higher use and
+// lets it fall by the moving average's weight, so a server whose CPU saturates in a step reads
+// hot at the end of the first whole 250 ms interval of saturation: within 500 ms of the step,
+// whatever the readings before it. The shedder then refuses as soon as it is also full. go-zero's
+// sampler ([GoZeroCPUPolicy]: the average alone, seeded by the first reading) climbs from a
+// reading of 400 to 900 over about 8 s of saturation, and the calls admitted meanwhile queue
+// behind the CPU; to use it, build a sampler with [NewCPUWith]([GoZeroCPUPolicy]()) and give its
+// Read to [WithCPU]. [CPUAverage] is the sampler's arithmetic alone, for simulations that feed a
+// [Core] their own CPU readings.
+//
+// # Refusing before the work queues
+//
+// A Go server decides on a request when the request's goroutine first runs: after net/http has
+// read its headers, behind every goroutine that was runnable before it. Nothing in the process
+// sees a request earlier. Within that, a refusal is as early and as cheap as it can be: the
+// shedder decides before the handler does any work (put wardhttp.Shed outermost), and a refusal
+// is a few loads and a sentinel error, with no lock, no allocation and a clock read only now and
+// then (see [Shedder]). What a
+// refusal waits for is the goroutine scheduler, in which each runnable goroutine runs until it
+// blocks or its time slice (10 ms) ends. The shedder keeps that line short by what it admits:
+// once hot, only as many calls in flight as the capacity it has shown times a factor that falls
+// to MinShare as the CPU nears 1000, so the goroutines ahead of a refusal are mostly other
+// refusals and a few admitted calls. Handlers that compute for long stretches without blocking
+// delay every request behind them, refusals included, by up to a time slice each: keep the
+// CPU-bound work of one call short, or split it.
+//
+// The reading is of CPU time: a process kept from the CPUs its GOMAXPROCS allows by other load on
+// the machine (and not by its own quota) reads below the threshold however long its goroutines
+// wait, and the shedder does not count it hot. Give [WithCPU] a reading of your own (the Go
+// scheduler's, from runtime/metrics, for one) where that matters.
 //
 // # Events
 //

@@ -74,3 +74,20 @@ func ExampleShedder_Do() {
 	// in flight: 12
 	// true true
 }
+
+// A step to a saturated CPU after low readings, through the preset sampler arithmetic and
+// through go-zero's: the preset reads hot at the first saturated interval.
+func ExampleCPUAverage() {
+	ward, _ := shed.NewCPUAverage(shed.DefaultCPUPolicy())
+	zero, _ := shed.NewCPUAverage(shed.GoZeroCPUPolicy())
+	for _, use := range []float64{400, 400, 1000, 1000, 1000, 300} {
+		fmt.Println(ward.Add(use), zero.Add(use))
+	}
+	// Output:
+	// 400 400
+	// 400 400
+	// 1000 430
+	// 1000 459
+	// 1000 486
+	// 965 476
+}
