@@ -23,6 +23,14 @@
 // (runtime.newstack, runtime.mcall, runtime.schedule: a preemption or a stack growth) is dropped;
 // the row is the clean chunks' instructions over their calls.
 //
+// Two limits of the count. Work paced by the clock (a breaker's ratio refreshed every 62.5 ms, a
+// shedder's capacity) runs far more often per call under callgrind, which runs the program tens of
+// times slower than the machine does: the mean counts it at that inflated rate, and the least chunk
+// (the min column) is the path without it. And callgrind counts the process's own instructions
+// only: under valgrind the Go runtime finds no vDSO, so a clock read ends in a clock_gettime system
+// call whose kernel work is not counted; natively the vDSO's own instructions are most of the
+// clock's 27-30 ns. The clock's figure is the part of a read that Go code costs.
+//
 // Collection is switched by client requests rather than by --toggle-collect on the measuring
 // function because the latter loses the count: when the monitor preempts the goroutine, callgrind
 // sees the stack switch to the scheduler as a return from the measuring function, and the
@@ -326,6 +334,8 @@ func drive(rs []row, only, keep string, n, chunks int, budget float64) int {
 	bad := check(order, got)
 
 	fmt.Printf("command: %s\n\n", strings.Join(os.Args, " "))
+	fmt.Printf("instr/call: the clean chunks' mean; min, max: the least and greatest chunk (min leaves out work paced by the\n")
+	fmt.Printf("clock, which callgrind's slowdown runs far more often per call than the machine does); clean: chunks kept\n\n")
 	fmt.Printf("%-16s %-26s %12s %10s %10s %9s\n", "comparison", "impl", "instr/call", "min", "max", "clean")
 	for _, r := range order {
 		g := got[key(r)]
@@ -404,7 +414,8 @@ func check(order []row, got map[string]*result) int {
 func floorTable(order []row, got map[string]*result) {
 	call := got[bench.FloorProbes.Name+"/call"]
 	op := map[string]float64{}
-	fmt.Printf("\nfloor: each operation alone, over the bare call (the Floor rows above less Floor/call)\n")
+	fmt.Printf("\nfloor: each operation alone, over the bare call (the Floor rows above less Floor/call); the clock's\n")
+	fmt.Printf("figure is its Go code: under valgrind there is no vDSO, and the kernel's part of the read is not counted\n")
 	fmt.Printf("%-8s %10s  %s\n", "op", "instr", "what")
 	for _, i := range bench.FloorProbes.Impls {
 		g := got[bench.FloorProbes.Name+"/"+i.Name]
