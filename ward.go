@@ -24,6 +24,28 @@ var ErrQuota = contract.ErrQuota
 // package's ErrInvalid matches it too, and the message names the field.
 var ErrInvalid = contract.ErrInvalid
 
+// Refusal returns a refusal sentinel of your own (a guard's, an integration's): an error whose
+// message is msg and which matches [ErrRefused] with errors.Is. Returning it allocates nothing.
+func Refusal(msg string) error { return contract.Refusal(msg) }
+
+// QuotaRefusal returns a refusal sentinel for a quota: an error whose message is msg and which
+// matches [ErrQuota] and [ErrRefused].
+func QuotaRefusal(msg string) error { return contract.Quota(msg) }
+
+// Invalid returns a package's configuration sentinel: an error whose message is msg (by
+// convention "pkg: invalid configuration") and which matches [ErrInvalid].
+func Invalid(msg string) error { return contract.Invalid(msg) }
+
+// Field returns the configuration error of one field, as every ward package words them:
+// "<sentinel>: <field> = <got>, want <want>", matching sentinel (and so ErrInvalid).
+func Field(sentinel error, field string, got any, want string) error {
+	return contract.Field(sentinel, field, got, want)
+}
+
+// WithWait returns the refusal err carrying wait, read back by [RetryAfter] (and honoured by
+// retry.Do); err itself when wait is zero or less. It allocates one small value.
+func WithWait(err error, wait time.Duration) error { return contract.Wait(err, wait) }
+
 // RetryAfter returns how long until a refused call would pass, when the refusal knows (a rate
 // limit, a failure window); false when it does not (an adaptive limit, a breaker, a shedder).
 // Every wait is read through one method, RetryAfter() time.Duration, on an error anywhere in

@@ -13,19 +13,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/breaker"
-	"github.com/wardgo/ward/internal/clock"
-	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/rate"
 )
 
 // ErrInvalid is matched by every configuration error of this package, and by ward.ErrInvalid;
 // the message names the field.
-var ErrInvalid = contract.Invalid("wardredis: invalid configuration")
+var ErrInvalid = ward.Invalid("wardredis: invalid configuration")
 
 // ErrUnavailable is the refusal of Do when the store could not decide and the failure policy is
 // [FailClosed]: it matches ward.ErrRefused and carries no wait. [Limiter.Take] returns the cause.
-var ErrUnavailable = contract.Refusal("wardredis: quota store unavailable")
+var ErrUnavailable = ward.Refusal("wardredis: quota store unavailable")
 
 // ErrGarbage is matched by the error of a call on a key that holds something other than this
 // limiter's state: another type, or fields that are not numbers. The key is named in the message.
@@ -145,7 +144,13 @@ type config struct {
 // Leases expire, and the fallback's buckets refill, on this clock too. For tests, and for fleets that trust their own clocks more
 // than the server's. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
+	return func(c *config) error {
+		if now == nil {
+			return ward.Field(ErrInvalid, "WithClock", "nil", "a function")
+		}
+		c.clock = now
+		return nil
+	}
 }
 
 // WithTimeout bounds the store's share of every call: a round trip (and a reload of the script)
@@ -155,7 +160,7 @@ func WithClock(now func() int64) Option {
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return contract.Field(ErrInvalid, "WithTimeout", d, "> 0")
+			return ward.Field(ErrInvalid, "WithTimeout", d, "> 0")
 		}
 		c.timeout = d
 		return nil
@@ -180,7 +185,7 @@ func WithFailClosed() Option {
 func WithFallback(share float64) Option {
 	return func(c *config) error {
 		if !(share > 0 && share <= 1) {
-			return contract.Field(ErrInvalid, "WithFallback", share, "in (0, 1]")
+			return ward.Field(ErrInvalid, "WithFallback", share, "in (0, 1]")
 		}
 		c.failure, c.share = Fallback, share
 		return nil
@@ -196,10 +201,10 @@ func WithFallback(share float64) Option {
 func WithLease(max int, life time.Duration) Option {
 	return func(c *config) error {
 		if max < 1 {
-			return contract.Field(ErrInvalid, "WithLease max", max, ">= 1")
+			return ward.Field(ErrInvalid, "WithLease max", max, ">= 1")
 		}
 		if life <= 0 {
-			return contract.Field(ErrInvalid, "WithLease life", life, "> 0")
+			return ward.Field(ErrInvalid, "WithLease life", life, "> 0")
 		}
 		c.leaseMax, c.life = max, life
 		return nil
@@ -211,7 +216,7 @@ func WithLease(max int, life time.Duration) Option {
 func WithBreaker(b *breaker.Breaker) Option {
 	return func(c *config) error {
 		if b == nil {
-			return contract.Field(ErrInvalid, "WithBreaker", "nil", "a *breaker.Breaker")
+			return ward.Field(ErrInvalid, "WithBreaker", "nil", "a *breaker.Breaker")
 		}
 		c.brk = b
 		return nil
@@ -224,7 +229,7 @@ func WithBreaker(b *breaker.Breaker) Option {
 func WithKeep(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return contract.Field(ErrInvalid, "WithKeep", d, ">= 1ms")
+			return ward.Field(ErrInvalid, "WithKeep", d, ">= 1ms")
 		}
 		c.keep = d
 		return nil
@@ -236,7 +241,7 @@ func WithKeep(d time.Duration) Option {
 func WithKeys(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return contract.Field(ErrInvalid, "WithKeys", n, ">= 1")
+			return ward.Field(ErrInvalid, "WithKeys", n, ">= 1")
 		}
 		c.keys = n
 		return nil
@@ -298,13 +303,13 @@ const maxRefill = float64(MaxInstant) / 1e9
 // time the server can keep.
 func NewBucket(c redis.UniversalClient, prefix string, perSecond float64, burst int, opts ...Option) (*Limiter, error) {
 	if !(perSecond > 0) || math.IsInf(perSecond, 0) {
-		return nil, contract.Field(ErrInvalid, "rate", perSecond, "finite and > 0")
+		return nil, ward.Field(ErrInvalid, "rate", perSecond, "finite and > 0")
 	}
 	if burst < 1 || burst > 1<<53 {
-		return nil, contract.Field(ErrInvalid, "burst", burst, "in [1, 2^53]")
+		return nil, ward.Field(ErrInvalid, "burst", burst, "in [1, 2^53]")
 	}
 	if !(float64(burst)/perSecond <= maxRefill) {
-		return nil, contract.Field(ErrInvalid, "rate", perSecond, "at least burst/2^53µs (a bucket refills within MaxInstant)")
+		return nil, ward.Field(ErrInvalid, "rate", perSecond, "at least burst/2^53µs (a bucket refills within MaxInstant)")
 	}
 	l, err := newLimiter(c, prefix, kindBucket, burst, opts)
 	if err != nil {
@@ -324,10 +329,10 @@ func NewBucket(c redis.UniversalClient, prefix string, perSecond float64, burst 
 // 2^53 of them.
 func NewPeriod(c redis.UniversalClient, prefix string, quota int, period time.Duration, align bool, opts ...Option) (*Limiter, error) {
 	if quota < 1 || quota > 1<<53 {
-		return nil, contract.Field(ErrInvalid, "quota", quota, "in [1, 2^53]")
+		return nil, ward.Field(ErrInvalid, "quota", quota, "in [1, 2^53]")
 	}
 	if period < time.Microsecond || period%time.Microsecond != 0 || period > time.Duration(MaxInstant) {
-		return nil, contract.Field(ErrInvalid, "period", period, "a whole number of microseconds in [1µs, 2^53µs]")
+		return nil, ward.Field(ErrInvalid, "period", period, "a whole number of microseconds in [1µs, 2^53µs]")
 	}
 	l, err := newLimiter(c, prefix, kindPeriod, quota, opts)
 	if err != nil {
@@ -360,17 +365,17 @@ const MaxSlidingQuota = 1 << 16
 // a positive whole number of microseconds, at most 2^53 of them.
 func NewSliding(c redis.UniversalClient, prefix string, quota int, window time.Duration, opts ...Option) (*Limiter, error) {
 	if quota < 1 || quota > MaxSlidingQuota {
-		return nil, contract.Field(ErrInvalid, "quota", quota, "in [1, 2^16]")
+		return nil, ward.Field(ErrInvalid, "quota", quota, "in [1, 2^16]")
 	}
 	if window < time.Microsecond || window%time.Microsecond != 0 || window > time.Duration(MaxInstant) {
-		return nil, contract.Field(ErrInvalid, "window", window, "a whole number of microseconds in [1µs, 2^53µs]")
+		return nil, ward.Field(ErrInvalid, "window", window, "a whole number of microseconds in [1µs, 2^53µs]")
 	}
 	l, err := newLimiter(c, prefix, kindSliding, quota, opts)
 	if err != nil {
 		return nil, err
 	}
 	if l.cfg.leaseMax > 0 {
-		return nil, contract.Field(ErrInvalid, "WithLease", l.cfg.leaseMax, "no lease on a sliding window")
+		return nil, ward.Field(ErrInvalid, "WithLease", l.cfg.leaseMax, "no lease on a sliding window")
 	}
 	l.setScript(slidingSrc, strconv.Itoa(quota), strconv.FormatInt(int64(window/time.Microsecond), 10), ms(l.cfg.keep))
 	l.fb = func() (*rate.BucketLimiter, error) {
@@ -385,7 +390,7 @@ func NewSliding(c redis.UniversalClient, prefix string, quota int, window time.D
 func (l *Limiter) checkFallback() (*Limiter, error) {
 	if l.cfg.failure == Fallback {
 		if _, err := l.fb(); err != nil {
-			return nil, contract.Field(ErrInvalid, "WithFallback", l.cfg.share, "a share giving a valid rate.BucketLimiter ("+err.Error()+")")
+			return nil, ward.Field(ErrInvalid, "WithFallback", l.cfg.share, "a share giving a valid rate.BucketLimiter ("+err.Error()+")")
 		}
 	}
 	return l, nil
@@ -410,17 +415,22 @@ func (l *Limiter) newFallback(r, burst float64) (*rate.BucketLimiter, error) {
 
 func newLimiter(c redis.UniversalClient, prefix string, k kind, most int, opts []Option) (*Limiter, error) {
 	if c == nil || reflect.ValueOf(c).Kind() == reflect.Pointer && reflect.ValueOf(c).IsNil() {
-		return nil, contract.Field(ErrInvalid, "client", "nil", "a redis.UniversalClient")
+		return nil, ward.Field(ErrInvalid, "client", "nil", "a redis.UniversalClient")
 	}
 	if err := checkClient(c); err != nil {
 		return nil, err
 	}
 	cfg := config{timeout: 100 * time.Millisecond, keep: time.Second, keys: 10_000}
-	if err := contract.Apply(ErrInvalid, &cfg, opts); err != nil {
-		return nil, err
+	for i, o := range opts {
+		if o == nil {
+			return nil, ward.Field(ErrInvalid, fmt.Sprintf("option %d", i), "nil", "an Option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.leaseMax > most {
-		return nil, contract.Field(ErrInvalid, "WithLease max", cfg.leaseMax, fmt.Sprintf("<= %d (the burst or the quota)", most))
+		return nil, ward.Field(ErrInvalid, "WithLease max", cfg.leaseMax, fmt.Sprintf("<= %d (the burst or the quota)", most))
 	}
 	var nodes *nodeBreakers
 	if cc, ok := c.(*redis.ClusterClient); ok && cfg.brk == nil {
@@ -433,11 +443,11 @@ func newLimiter(c redis.UniversalClient, prefix string, k kind, most int, opts [
 		}
 		cfg.brk = b
 	}
-	l := &Limiter{client: c, prefix: prefix, kind: k, most: most, cfg: cfg, brk: cfg.brk, nodes: nodes, local: clock.Now}
+	l := &Limiter{client: c, prefix: prefix, kind: k, most: most, cfg: cfg, brk: cfg.brk, nodes: nodes, local: ward.Now}
 	if cfg.clock != nil {
 		l.local = cfg.clock
 	}
-	l.offset.Store(time.Now().UnixNano() - clock.Now())
+	l.offset.Store(time.Now().UnixNano() - ward.Now())
 	l.keys.init(cfg.keys)
 	return l, nil
 }
@@ -493,7 +503,7 @@ func checkClient(c redis.UniversalClient) error {
 		return nil
 	}
 	if !on {
-		return contract.Field(ErrInvalid, "client ContextTimeoutEnabled", false, "true (or a call may block past its context)")
+		return ward.Field(ErrInvalid, "client ContextTimeoutEnabled", false, "true (or a call may block past its context)")
 	}
 	return nil
 }
@@ -505,7 +515,7 @@ func (l *Limiter) Now() int64 {
 	if l.cfg.clock != nil {
 		return l.cfg.clock()
 	}
-	return clock.Now() + l.offset.Load()
+	return ward.Now() + l.offset.Load()
 }
 
 // Stats returns the counters.
@@ -533,7 +543,7 @@ func (l *Limiter) Take(ctx context.Context, key string, n int) (Decision, error)
 // period decide exactly as rate.Bucket and rate.Period do.
 func (l *Limiter) TakeAt(ctx context.Context, key string, now int64, n int) (Decision, error) {
 	if now > MaxInstant || now < -MaxInstant {
-		return Decision{}, contract.Field(ErrInvalid, "now", now, "within MaxInstant of the clock's origin")
+		return Decision{}, ward.Field(ErrInvalid, "now", now, "within MaxInstant of the clock's origin")
 	}
 	return l.store(ctx, l.prefix, key, nil, opTake, micros(now), n, n)
 }
@@ -576,7 +586,7 @@ func (l *Limiter) refusal(d Decision) error {
 	case d.By == Failed && d.Policy == FailClosed:
 		return ErrUnavailable
 	}
-	return contract.Wait(rate.ErrLimited, d.Wait)
+	return ward.WithWait(rate.ErrLimited, d.Wait)
 }
 
 // Release gives one token of key back (a period counts one call fewer, if its period is still
@@ -661,7 +671,7 @@ func (l *Limiter) store(ctx context.Context, pre, key string, e *entry, op any, 
 	args = append(args, "evalsha", l.sha, "1", rkey, op, now, n)
 	args = append(args, l.args...)
 	l.n.trips.Add(1)
-	sent := clock.Now()
+	sent := ward.Now()
 	reply, err := l.client.Do(ctx, args...).Text()
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // flushed, or a new server
 		args[0], args[1] = "eval", l.src
