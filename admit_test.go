@@ -353,3 +353,29 @@ func TestOneWait(t *testing.T) {
 		t.Error("a plain error carries a wait")
 	}
 }
+
+// TestOwnSentinels: the sentinels a guard or integration of the caller's own builds match what
+// ward's own do, and a wait attached to a refusal is read back.
+func TestOwnSentinels(t *testing.T) {
+	over := ward.Refusal("mine: over")
+	quota := ward.QuotaRefusal("mine: quota")
+	bad := ward.Invalid("mine: invalid configuration")
+	field := ward.Field(bad, "Size", -1, ">= 1")
+	switch {
+	case !errors.Is(over, ward.ErrRefused) || errors.Is(over, ward.ErrQuota) || over.Error() != "mine: over":
+		t.Errorf("Refusal: %v", over)
+	case !errors.Is(quota, ward.ErrRefused) || !errors.Is(quota, ward.ErrQuota):
+		t.Errorf("QuotaRefusal: %v", quota)
+	case !errors.Is(field, bad) || !errors.Is(field, ward.ErrInvalid) || field.Error() != "mine: invalid configuration: Size = -1, want >= 1":
+		t.Errorf("Field: %v", field)
+	}
+	if w, ok := ward.RetryAfter(ward.WithWait(quota, time.Second)); !ok || w != time.Second {
+		t.Errorf("WithWait: RetryAfter = %v %v", w, ok)
+	}
+	if err := ward.WithWait(quota, 0); err != quota {
+		t.Errorf("WithWait(err, 0) = %v, want err itself", err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = errors.Is(over, ward.ErrRefused) }); n != 0 {
+		t.Errorf("matching a refusal allocates %v", n)
+	}
+}
