@@ -2,6 +2,8 @@ package sim
 
 import (
 	"container/heap"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -202,4 +204,19 @@ func ShedStep(p shed.Policy, cp shed.CPUPolicy, work time.Duration, before, load
 	s.Goodput = float64(good) / hold.Seconds() / capacity
 	s.P50, s.P99, s.Settled = pct(rts, 0.5), pct(rts, 0.99), pct(late, 0.99)
 	return s
+}
+
+// WriteShedStep prints ShedStep for the preset sampler and go-zero's, from a low first reading
+// (0.444 × capacity for 500 ms) to 4× capacity for 30 s, on a server of one CPU at 2 ms a call.
+func WriteShedStep(w io.Writer, seed uint64) {
+	fmt.Fprintf(w, "\nshedder, step overload: one CPU, 2 ms a call (500/s), 0.44x for 0.5 s then 4x for 30 s\n")
+	fmt.Fprintf(w, "%-8s %9s %11s %8s %8s %8s %14s %6s\n", "sampler", "first cpu", "hot after", "goodput", "p50", "p99", "p99 from 3 s", "peak")
+	for _, c := range []struct {
+		name string
+		p    shed.CPUPolicy
+	}{{"preset", shed.DefaultCPUPolicy()}, {"go-zero", shed.GoZeroCPUPolicy()}} {
+		s := ShedStep(shed.DefaultPolicy(), c.p, 2*time.Millisecond, 0.444, 4, 500*time.Millisecond, 30*time.Second, seed)
+		fmt.Fprintf(w, "%-8s %9d %11v %7.0f%% %8v %8v %14v %6d\n", c.name, s.FirstCPU, s.ToHot.Round(time.Millisecond), 100*s.Goodput,
+			s.P50.Round(time.Millisecond), s.P99.Round(time.Millisecond), s.Settled.Round(time.Millisecond), s.Peak)
+	}
 }

@@ -27,6 +27,7 @@ func main() {
 	var table bytes.Buffer
 	runs := sim.WriteReport(&table, *seed, nil, nil)
 	sim.WritePool(&table, *seed)
+	sim.WriteShedStep(&table, *seed)
 	sim.WriteFaults(&table, *seed) // the breakers through client-side faults
 	os.Stdout.Write(table.Bytes())
 
