@@ -55,10 +55,12 @@ func tour(w io.Writer) {
 	fmt.Fprintf(w, "shedder: 60 calls at 95%% CPU against a capacity of %.0f, %d admitted\n", s.Capacity(100*ms), admitted)
 
 	// One step through each limiter rule: ten calls at 10 ms in flight 20, then a slower window.
+	// Knee, ward's own, is the one to start with; the others are Netflix's.
 	for _, r := range []struct {
 		name string
 		rule adaptive.Rule
 	}{
+		{"Knee", must(adaptive.NewKnee(adaptive.DefaultKnee()))},
 		{"AIMD", must(adaptive.NewAIMD(adaptive.DefaultAIMD()))},
 		{"Vegas", must(adaptive.NewVegas(adaptive.DefaultVegas(), func() float64 { return 0.5 }))},
 		{"Gradient", must(adaptive.NewGradient(adaptive.DefaultGradient()))},

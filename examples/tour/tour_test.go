@@ -5,8 +5,9 @@ import "os"
 func Example() {
 	tour(os.Stdout)
 	// Output:
-	// breaker: backend down 2 s, 181 of 200 calls refused, ratio 0.97
+	// breaker: backend down 2 s, 187 of 200 calls refused, ratio 1.00
 	// shedder: 60 calls at 95% CPU against a capacity of 10, 25 admitted
+	// Knee     limit 20, after ten fast samples 1000, after a slow dropped one 250
 	// AIMD     limit 20, after ten fast samples 30, after a slow dropped one 27
 	// Vegas    limit 20, after ten fast samples 74, after a slow dropped one 73
 	// Gradient limit 20, after ten fast samples 28, after a slow dropped one 26
