@@ -17,11 +17,18 @@ import (
 // calls in flight, not on time.
 var ErrLimitExceeded = contract.Refusal("adaptive: limit exceeded")
 
-// Limiter is a concurrency limit that moves itself: [Limiter.Acquire] admits a call while fewer
-// than the limit are in flight, and the response times of the calls it admitted move the limit
-// through a [Rule], once per [Window]. It is the concurrent form of [Core]'s arithmetic: driven
-// from one goroutine with an injected clock and WithSampleEvery(1), it gives exactly a Core's
-// decisions and limits.
+// Limiter is a concurrency limit that moves itself: [Limiter.Admit] (or [Limiter.Acquire]) admits
+// a call while fewer than the limit are in flight, and the response times of the calls it admitted
+// move the limit through a [Rule], once per [Window]. It is the concurrent form of [Core]'s
+// arithmetic: driven from one goroutine with an injected clock and WithSampleEvery(1), it gives
+// exactly a Core's decisions and limits. A refusal reads no clock and allocates nothing.
+//
+// A Limiter is safe for concurrent use and must not be copied after first use. The zero value is
+// not usable: build one with [New] (or [Default]); Acquire on a zero Limiter panics. A concurrent
+// reader may observe a sample being lost while a window is folded (never counted twice, never
+// invented); Limit, InFlight and Snapshot are atomic loads and may be one window stale.
+//
+// # How it works
 //
 // The limit is held as credits spread over per-P pools: an acquire takes a credit from its P's
 // pool (a compare-and-set on that P's own cache line, no read-modify-write on a line other cores
@@ -31,37 +38,32 @@ var ErrLimitExceeded = contract.Refusal("adaptive: limit exceeded")
 // goroutine, exactly the limit is admitted. A refusal reads its own pool and the central pool's
 // line (which nobody writes while the limit is full), which also says whether any credit has been
 // parked on a P since a scan found every pool empty; only then does it scan the other Ps' pools.
-// It counts itself in its P's row, reads no clock and allocates nothing (about 4.5 ns here). Samples go into per-P stripes without atomic
-// read-modify-write ([atomicwindow.Batch]). A window closes once at least its Duration (1 s) has
-// passed and it holds at least MinSamples timed calls (10); a window that has run its time with
-// fewer is extended (its end moves a Duration past the call that found it short) and keeps its
-// samples. The call that settles after a window closes folds it (one goroutine wins a
-// compare-and-set; the others never wait) and feeds the rule one [Sample]: the window's average
-// response time, its largest in-flight count and whether any call failed. A limit lowered below
-// the calls already running interrupts nothing: it takes the difference out of the central pool
-// (which goes into debt) and sweeps every P's pool into it, so new calls are refused until enough
-// have finished.
+// It counts itself in its P's row.
 //
-// In flight is not a counter any more: it is the limit less the credits in the central pool and
-// in every P's pool, which takes a read of every P's line. The in-flight maximum a window reports
-// is the largest such reading taken at an admission: every timed admission with
-// WithSampleEvery(1), and one timed admission in 8 otherwise (one admitted call in 64 by
-// default), since the reading makes each P's line travel once; a failed call that was not timed
-// reads it at its settle. [Limiter.InFlight] takes the same reading: exact when no call is being
-// admitted or settled, otherwise a reading of words that move independently.
+// Samples go into per-P stripes without atomic read-modify-write ([atomicwindow.Batch]). A window
+// closes once at least its Duration (1 s) has passed and it holds at least MinSamples timed calls
+// (10); a window that has run its time with fewer is extended (its end moves a Duration past the
+// call that found it short) and keeps its samples. The call that settles after a window closes
+// folds it (one goroutine wins a compare-and-set; the others never wait) and feeds the rule one
+// [Sample]: the window's average response time, its largest in-flight count and whether any call
+// failed. A limit lowered below the calls already running interrupts nothing: it takes the
+// difference out of the central pool (which goes into debt) and sweeps every P's pool into it, so
+// new calls are refused until enough have finished.
 //
-// Timing: measuring a response time costs two clock reads (about 27 ns each here), the largest
-// cost of a call. By default a Limiter times one admitted call in every [DefaultSampleEvery]
-// (chosen per P by a striped counter) and settles the others without reading the clock; the
-// window's average is the average of the timed calls, and a window needs its minimum of timed
-// calls to close, so at low traffic a window lasts longer. WithSampleEvery(1) times every call,
-// which is Netflix's behaviour. A failure is always a sample (the window's drop flag and in-flight
-// maximum see it), whether or not its call was timed.
+// In flight is the limit less the credits in the central pool and in every P's pool, which takes a
+// read of every P's line. The in-flight maximum a window reports is the largest such reading taken
+// at an admission: every timed admission with WithSampleEvery(1), and one timed admission in 8
+// otherwise (one admitted call in 64 by default), since the reading makes each P's line travel
+// once; a failed call that was not timed reads it at its settle. [Limiter.InFlight] takes the same
+// reading: exact when no call is being admitted or settled, otherwise a reading of words that move
+// independently.
 //
-// What a concurrent reader may observe: a sample being written while a window is folded may be
-// lost (never counted twice, never invented); Limit, InFlight and Snapshot are atomic loads and
-// may be one window stale. A Limiter is safe for concurrent use and must not be copied after first
-// use. The zero value is not usable: build one with [New]; Acquire on a zero Limiter panics.
+// Timing a call costs two clock reads, the largest cost of a call. By default a Limiter times one
+// admitted call in every [DefaultSampleEvery] (chosen per P by a striped counter) and settles the
+// others without reading the clock; the window's average is the average of the timed calls, and a
+// window needs its minimum of timed calls to close, so at low traffic a window lasts longer.
+// WithSampleEvery(1) times every call, which is Netflix's behaviour. A failure is always a sample
+// (the window's drop flag and in-flight maximum see it), whether or not its call was timed.
 type Limiter struct {
 	_ stripe.NoCopy
 	_ [stripe.CacheLine]byte
@@ -263,7 +265,7 @@ func (ls *Lease) Fail() { ls.settle(true) }
 func (ls *Lease) Ignore() {
 	if l := ls.lim; l != nil {
 		ls.lim = nil
-		l.give()
+		l.give(wIgnored, -1)
 	}
 }
 
@@ -273,15 +275,19 @@ func (ls *Lease) settle(failed bool) {
 		return
 	}
 	ls.lim = nil
+	o := uintptr(wPassed)
+	if failed {
+		o = wFailed
+	}
 	if !ls.timed {
 		if failed {
 			l.samples.Add(entry(0, 0, l.inFlightNow(), false, true))
 		}
-		l.give()
+		l.give(o, -1)
 		return
 	}
 	now := l.clock() // before give, which may hand the slot to a waiter: the hand-off is not timed
-	l.give()
+	l.give(o, max(now-ls.start, 0))
 	l.samples.Add(entry(ls.start, now, ls.inFlight, true, failed))
 	if l.w.due(now, l.end.Load()) {
 		l.close(now)
@@ -373,6 +379,6 @@ func (p PermitAdapter) Acquire(int64) bool {
 // calls' settles may free one more than was taken (a bug in the caller either way).
 func (p PermitAdapter) Release(int64) {
 	if p.l.inFlightNow() > 0 {
-		p.l.give()
+		p.l.give(wIgnored, -1)
 	}
 }
