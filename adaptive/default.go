@@ -10,7 +10,7 @@ package adaptive
 // starting at the preset's Initial (20).
 func Default() *Limiter {
 	// NewKnee accepts its own preset, and New fails only on a nil rule or a bad option: neither
-	// error can occur here (TestDefault holds both to it).
+	// error can occur here.
 	rule, _ := NewKnee(DefaultKnee())
 	l, _ := New(rule)
 	return l

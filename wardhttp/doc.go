@@ -40,9 +40,8 @@
 // (rate, failure window), with Retry-After in whole seconds, rounded up, when the wait is known,
 // and a short text body. [WithRefuse] replaces it; the [Refusal] it gets carries the package's
 // sentinel (matching ward.ErrRefused), the status and the wait. A refusal allocates nothing of
-// its own (header values are built once; a test proves it with testing.AllocsPerRun); an
-// admitted request allocates the status-capturing writer and its settle closure (2 small
-// allocations, 64 bytes, next to net/http's own per request; BenchmarkServe).
+// its own (header values are built once); an admitted request allocates the status-capturing
+// writer and its settle closure, two small values next to net/http's own per request.
 //
 // # Client
 //
