@@ -2,10 +2,6 @@ package failurewindow
 
 import (
 	"context"
-	"fmt"
-	"hash/maphash"
-	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +9,7 @@ import (
 
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
+	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
@@ -87,14 +84,13 @@ type Window struct {
 // config is what every call reads and nothing writes after New: a cache line (or more) of its
 // own, apart from the counters Record writes.
 type config struct {
-	limit  int
-	window int64
+	rules  // the limit and the window
+	keying // the seeds long keys are digested under
 	clock  func() int64
 	own    func(error) bool // WithOwnError's predicate; nil: none
 	fail   func(error) bool // WithFailure's predicate; nil: none
 	max    int64            // MaxStoredFailures; lowered only by tests
-	seed   maphash.Seed
-	seed2  maphash.Seed
+	roll   func() float64   // the eviction's draws
 }
 
 // counters are the shared words Record and the sweep write.
@@ -171,6 +167,13 @@ func WithClock(now func() int64) Option {
 	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
+// WithRand replaces the draw source the eviction probe chooses keys with (default: math/rand/v2's
+// lock-free per-thread generator). A draw outside [0, 1), NaN included, is held into it. A nil
+// source is an error.
+func WithRand(roll func() float64) Option {
+	return func(c *config) error { return contract.Set(ErrInvalid, "WithRand", &c.roll, roll) }
+}
+
 // WithOwnError says which errors of [Window.Do]'s fn are the caller's own (a wrong password is a
 // failure to count, but "no such user", a validation error or a bad request may not be): Do
 // records nothing for them. A nil predicate is an error.
@@ -191,16 +194,11 @@ func WithFailure(fail func(error) bool) Option {
 // configuration. A limit above [MaxStoredFailures] is an error too: no key could ever reach it.
 // A nil option is an error.
 func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
-	switch {
-	case limit <= 0:
-		return nil, contract.Field(ErrInvalid, "limit", limit, "> 0")
-	case limit > MaxStoredFailures:
-		return nil, contract.Field(ErrInvalid, "limit", limit, fmt.Sprintf("<= MaxStoredFailures (%d)", MaxStoredFailures))
-	case window <= 0:
-		return nil, contract.Field(ErrInvalid, "window", window, "> 0")
+	if err := validate(limit, window); err != nil {
+		return nil, err
 	}
-	w := &Window{config: config{limit: limit, window: int64(window), clock: clock.Now,
-		max: MaxStoredFailures, seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}}
+	w := &Window{config: config{rules: rules{limit: limit, window: int64(window)}, keying: newKeying(),
+		clock: clock.Now, max: MaxStoredFailures, roll: draw.Float64}}
 	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
 		return nil, err
 	}
@@ -222,31 +220,6 @@ func (w *Window) Limit() int { return w.limit }
 // Window returns the window's length.
 func (w *Window) Window() time.Duration { return time.Duration(w.window) }
 
-// storedForm returns key as the table stores it and its hash: the key itself, or, when it is longer
-// than MaxKeyLen, its 128-bit digest, written into buf.
-func (w *Window) storedForm(key string, buf *[16]byte) (string, uint64) {
-	if len(key) <= MaxKeyLen {
-		return key, maphash.String(w.seed, key)
-	}
-	a, b := maphash.String(w.seed, key), maphash.String(w.seed2, key)
-	for i := 0; i < 8; i++ {
-		buf[i], buf[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
-	}
-	return unsafe.String(&buf[0], len(buf)), a // no allocation
-}
-
-// out reports whether a stamp at s has left the window at now: at least a window old. Exact for
-// any two instants (the difference is taken in uint64, where int64 would wrap).
-func (w *Window) out(s, now int64) bool {
-	return now >= s && uint64(now)-uint64(s) >= uint64(w.window)
-}
-
-// ahead reports whether s is more than a window later than now: an instant of another origin, or
-// of a clock that jumped back, which no stamp of this clock's recent past can be.
-func (w *Window) ahead(s, now int64) bool {
-	return s > now && uint64(s)-uint64(now) > uint64(w.window)
-}
-
 // newest returns the latest of e's stamps; e holds at least one. head < len(ring) and
 // n <= len(ring), so one subtraction wraps the index (a division would cost more on Admit's path).
 func (e *entry) newest() *int64 {
@@ -256,70 +229,6 @@ func (e *entry) newest() *int64 {
 		k -= len(r)
 	}
 	return &r[k]
-}
-
-// pullBack reads a key whose newest stamp is more than a window later than now as a clock that
-// jumped back to now: every stamp later than now becomes now, so they stay ascending, stay in the
-// window for one more window of the clock in use, and no longer than that.
-func (w *Window) pullBack(e *entry, now int64) {
-	if e.n == 0 || !w.ahead(*e.newest(), now) {
-		return
-	}
-	r := e.stamps()
-	for k := int(e.n) - 1; k >= 0; k-- {
-		s := &r[(int(e.at)+k)%len(r)]
-		if *s <= now {
-			return
-		}
-		*s = now
-	}
-}
-
-// expire pulls back e's stamps from a far future and drops those no longer in the window at now;
-// it returns how many it dropped.
-func (w *Window) expire(e *entry, now int64) (dropped int) {
-	w.pullBack(e, now)
-	r := e.stamps()
-	for e.n > 0 && w.out(r[e.at], now) {
-		e.at++
-		if int(e.at) == len(r) {
-			e.at = 0
-		}
-		e.n--
-		dropped++
-	}
-	return dropped
-}
-
-// judge returns whether a key with entry e may pass at now, and if not the wait until the window
-// holds limit − 1 of its failures, in (0, window]. It writes nothing but a pull-back.
-func (w *Window) judge(e *entry, now int64) (bool, time.Duration) {
-	w.pullBack(e, now)
-	// stamps are ascending: skip the expired ones at the head
-	live := int(e.n)
-	i := int(e.at)
-	r := e.stamps()
-	for live > 0 && w.out(r[i], now) {
-		live--
-		i++
-		if i == len(r) {
-			i = 0
-		}
-	}
-	if live < w.limit {
-		return true, 0
-	}
-	// live == limit: the oldest live stamp decides; once it leaves, limit − 1 remain.
-	return false, w.wait(r[i], now)
-}
-
-// wait is how long until a live stamp at oldest leaves the window, from now: in (0, window]. A
-// stamp up to a window ahead of now (instants read out of order) is waited for as one at now.
-func (w *Window) wait(oldest, now int64) time.Duration {
-	if oldest >= now {
-		return time.Duration(w.window)
-	}
-	return time.Duration(w.window - int64(uint64(now)-uint64(oldest)))
 }
 
 // Admit reports whether key may go ahead now, judged by the failures already counted; if not,
@@ -431,32 +340,24 @@ func (w *Window) tryRecord(key string, h uint64, now int64, reserved bool) (done
 	if e := s.locked(key, h); e != nil {
 		e.begin()
 		defer e.publish(w.limit)
-		if d := w.expire(e, now); d > 0 {
+		d, at := w.prepare(e, now)
+		if d > 0 {
 			w.stored.Add(int64(-d))
 		}
-		if e.n > 0 {
-			now = max(now, *e.newest())
-		}
-		if int(e.n) == w.limit { // at the limit: the oldest gives its place, no new room needed
-			r := e.stamps()
-			r[e.at] = now
-			e.at++
-			if int(e.at) == len(r) {
-				e.at = 0
-			}
+		if w.full(e) { // at the limit: the oldest gives its place, no new room needed
+			e.rotate(at)
 			return true, false
 		}
 		if !room() {
 			return false, false
 		}
-		push(e, now, w.limit)
+		push(e, at, w.limit)
 		return true, true
 	}
 	if !room() {
 		return false, false
 	}
-	e := &entry{key: strings.Clone(key), hash: h, ring: newRing(1), n: 1} // never pin the caller's buffer
-	*e.ring = now
+	e := newEntry(key, h, now)
 	e.publish(w.limit)
 	s.insert(e) // publishes e to readers: complete before
 	s.entries = append(s.entries, e)
@@ -464,21 +365,6 @@ func (w *Window) tryRecord(key string, h uint64, now int64, reserved bool) (done
 		w.maxLen.Store(n)
 	}
 	return true, true
-}
-
-// push appends a stamp to a ring holding fewer than limit, growing it (doubling, up to the limit)
-// when full.
-func push(e *entry, now int64, limit int) {
-	r := e.stamps()
-	if int(e.n) == len(r) {
-		grown := unsafe.Slice(newRing(min(2*len(r), limit)), min(2*len(r), limit))
-		for k := 0; k < int(e.n); k++ {
-			grown[k] = r[(int(e.at)+k)%len(r)]
-		}
-		e.ring, e.at, r = &grown[0], 0, grown
-	}
-	r[(int(e.at)+int(e.n))%len(r)] = now
-	e.n++
 }
 
 // reserve takes room for one stamp, if the bound allows; the count never passes the bound, even
@@ -498,15 +384,19 @@ func (w *Window) reserve() bool {
 // evict looks at up to evictionProbes keys chosen uniformly at random and forgets the first one
 // below the limit (or with nothing left in the window). On success the room for one stamp stays
 // reserved for the caller, so no other goroutine can take what this one freed.
+//
+// Each probe draws twice: a shard, ⌊roll·shards⌋, and a place in it, ⌊roll·maxLen⌋, drawn again
+// when the shard has no key there (rejection sampling, so every stored key is equally likely).
+// It gives up after 16 × evictionProbes places drawn, whatever they found.
 func (w *Window) evict(now int64) bool {
 	probes := 0
 	for tries := 0; probes < evictionProbes && tries < 16*evictionProbes; tries++ {
-		s := &w.shards[rand.Uint64()%shards]
+		s := &w.shards[pick(w.roll(), shards)]
 		bound := w.maxLen.Load()
 		if bound < 1 {
 			return false
 		}
-		j := rand.Int64N(bound)
+		j := pick(w.roll(), bound)
 		s.mu.Lock()
 		if j >= int64(len(s.entries)) { // rejection sampling: uniform over all keys
 			s.mu.Unlock()
@@ -515,17 +405,16 @@ func (w *Window) evict(now int64) bool {
 		probes++
 		e := s.entries[j]
 		e.begin()
-		freed := int64(w.expire(e, now))
+		freed, forget, evicted := w.probe(e, now)
 		e.publish(w.limit)
-		if int(e.n) >= w.limit {
+		if !forget {
 			w.stored.Add(-freed)
 			s.mu.Unlock()
 			continue
 		}
-		if e.n > 0 {
+		if evicted {
 			w.evictions.Add(1)
 		}
-		freed += int64(e.n)
 		s.remove(int32(j))
 		s.mu.Unlock()
 		if freed == 0 { // a key whose stamps expired earlier, left for the sweep: no room made
@@ -569,8 +458,7 @@ func (w *Window) maybeSweep(now int64) {
 // sweepDue reports whether a sweep at now is due: the table has doubled since the last one, or a
 // window has passed (or the last lies more than a window after now).
 func (w *Window) sweepDue(now int64) bool {
-	last := w.lastSweep.Load()
-	return w.out(last, now) || w.ahead(last, now) || w.stored.Load() >= 2*max(w.swept.Load(), 1024)
+	return w.rules.sweepDue(w.lastSweep.Load(), w.swept.Load(), w.stored.Load(), now)
 }
 
 // sweep drops every expired stamp and every key left with none, shard by shard.
