@@ -46,7 +46,8 @@ func (q *Queue) Admit(ctx context.Context) (ward.Admission, error) {
 	if err != nil {
 		return ward.Admission{}, err
 	}
-	return s.lease.admission((*leaseSettler)(q.l)), nil
+	s.q = nil // the admission's settler counts the settle
+	return s.lease.admission((*queueSettler)(q)), nil
 }
 
 // admission carries the lease in the two words of an Admission: its start, and its in-flight
@@ -94,6 +95,19 @@ func (s *partitionSettler) Settle(a, b int64, o ward.Outcome) {
 
 func (s *partitionSettler) End(ctx context.Context, a, b int64, err error) {
 	s.Settle(a, b, (*Partition)(s).set.l.classify(ctx, err))
+}
+
+// queueSettler is a Queue seen as the settler of its admissions.
+type queueSettler Queue
+
+func (s *queueSettler) Settle(a, b int64, o ward.Outcome) {
+	q := (*Queue)(s)
+	sl := Slot{lease(q.l, a, b), q}
+	contract.Settle(o, sl.Pass, sl.Fail, sl.Ignore)
+}
+
+func (s *queueSettler) End(ctx context.Context, a, b int64, err error) {
+	s.Settle(a, b, (*Queue)(s).l.classify(ctx, err))
 }
 
 // classify is the limiter's one classification of a call's error, the one Do applies (ownAs,

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // credits holds a limit as credits: one per call that may still start. A credit is in exactly one
@@ -51,12 +52,18 @@ type credits struct {
 const creditsPad = (stripe.CacheLine - unsafe.Sizeof(credits{})%stripe.CacheLine) % stripe.CacheLine
 
 // The words of a P's row in Limiter.pools. The pool is written atomically (another P may sweep
-// it); the counts only by the goroutine pinned to the row's P.
+// it); the counts only by the goroutine pinned to the row's P. The counts are those of
+// ward.Counts (internal/tally's order) and the histogram of the timed calls' response times.
 const (
-	wPool    = iota // credits parked on this P
-	wRefused        // refusals on this P
-	wTicks          // admissions on this P, which choose the timed calls
-	rowWords
+	wPool    = 0                        // credits parked on this P
+	wCounts  = 1                        // the counts: tally.Words words
+	wTicks   = wCounts + tally.Admitted // admissions on this P, which also choose the timed calls
+	wRefused = wCounts + tally.Refused  // refusals on this P
+	wPassed  = wCounts + tally.Passed
+	wFailed  = wCounts + tally.Failed
+	wIgnored = wCounts + tally.Ignored
+	wLatency = wCounts + tally.Words // the histogram: tally.LatencyWords words
+	rowWords = wLatency + tally.LatencyWords
 )
 
 // tick counts an admission in row, which the caller is pinned to, and returns the row's count.
@@ -144,9 +151,10 @@ func (l *Limiter) stealOne() bool {
 	return false
 }
 
-// give returns one credit to the calling P's pool; an overfull pool gives half back, and a debt
-// in the central pool takes the whole pool. The add is the only thing done pinned.
-func (l *Limiter) give() {
+// give returns one credit to the calling P's pool, counting the settle in word o of its row and,
+// for a timed call (rtt >= 0), its response time; an overfull pool gives half back, and a debt in
+// the central pool takes the whole pool. The adds are the only things done pinned.
+func (l *Limiter) give(o uintptr, rtt int64) {
 	r := l.pools.Current()
 	row := r.Row(stripe.PinRow(r))
 	if row == nil { // GOMAXPROCS grew: the table grows, keeping the old rows for sweeps
@@ -155,6 +163,10 @@ func (l *Limiter) give() {
 	}
 	w := (*int64)(row)
 	n := atomic.AddInt64(w, 1)
+	tally.AddRow(row, o)
+	if rtt >= 0 {
+		tally.ObserveRow(row, wLatency, rtt)
+	}
 	stripe.Unpin()
 	if n == 1 {
 		l.filled()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // Share is one partition of a limit: a name and the fraction of the limit it is guaranteed.
@@ -57,6 +58,7 @@ type Partition struct {
 	fraction float64
 	name     string
 	set      *Partitions
+	counts   tally.Table // per P: this partition's ward.Counts
 }
 
 // NewPartitions returns the partitions of l's limit. Names must be unique and not empty;
@@ -81,7 +83,9 @@ func NewPartitions(l *Limiter, shares ...Share) (*Partitions, error) {
 		}
 		seen[s.Name] = true
 		sum += s.Fraction
-		ps.parts = append(ps.parts, &Partition{fraction: s.Fraction, name: s.Name, set: ps})
+		p := &Partition{fraction: s.Fraction, name: s.Name, set: ps}
+		p.counts.Init(false)
+		ps.parts = append(ps.parts, p)
 	}
 	if sum > 1+1e-9 {
 		return nil, contract.Field(ErrInvalid, "shares", fmt.Sprintf("fractions summing to %v", sum), "a sum <= 1")
@@ -126,21 +130,22 @@ type PartitionLease struct {
 }
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (pl *PartitionLease) Pass() { l := pl.lease; pl.free(); l.Pass() }
+func (pl *PartitionLease) Pass() { l := pl.lease; pl.free(tally.Passed); l.Pass() }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (pl *PartitionLease) Fail() { l := pl.lease; pl.free(); l.Fail() }
+func (pl *PartitionLease) Fail() { l := pl.lease; pl.free(tally.Failed); l.Fail() }
 
 // Ignore frees the slot without a sample.
-func (pl *PartitionLease) Ignore() { l := pl.lease; pl.free(); l.Ignore() }
+func (pl *PartitionLease) Ignore() { l := pl.lease; pl.free(tally.Ignored); l.Ignore() }
 
 // free takes the call out of its partition's count before the slot is freed (so a call of the
 // same partition racing for that slot never counts it twice), and clears the partition's hunger
-// once it has drained.
-func (pl *PartitionLease) free() {
+// once it has drained. It counts the settle as o.
+func (pl *PartitionLease) free(o int) {
 	if p := pl.p; p != nil {
 		pl.p = nil
 		pl.lease = Lease{}
+		p.counts.Add(o)
 		if p.inFlight.Add(-1) == 0 {
 			p.hungry.CompareAndSwap(1, 0)
 		}
@@ -156,11 +161,13 @@ func (p *Partition) Acquire() (PartitionLease, bool) {
 	g := int64(p.guarantee(p.set.l.limit.Load()))
 	if n > g && p.set.hungry(p) {
 		p.inFlight.Add(-1)
+		p.counts.Add(tally.Refused)
 		return PartitionLease{}, false
 	}
 	lease, ok := p.set.l.Acquire()
 	if !ok {
 		p.inFlight.Add(-1)
+		p.counts.Add(tally.Refused)
 		if n <= g && p.hungry.Load() == 0 {
 			p.hungry.Store(1)
 		}
@@ -169,6 +176,7 @@ func (p *Partition) Acquire() (PartitionLease, bool) {
 	if n >= g && p.hungry.Load() != 0 {
 		p.hungry.Store(0)
 	}
+	p.counts.Add(tally.Admitted)
 	return PartitionLease{lease, p}, true
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // ErrQueueFull is the refusal of a [Queue] whose waiting line is full: allocation-free, matched
@@ -66,6 +67,8 @@ type Queue struct {
 	size  int
 	wait  time.Duration
 	order Order
+
+	counts tally.Table // per P: the Queue's ward.Counts
 }
 
 type waiter struct{ ch chan Lease }
@@ -129,6 +132,7 @@ func NewQueue(l *Limiter, opts ...QueueOption) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{l: l, size: c.size, wait: c.wait, order: c.order}
+	q.counts.Init(false)
 	for {
 		q.next = (*Queue)(atomic.LoadPointer(&l.queues))
 		if atomic.CompareAndSwapPointer(&l.queues, unsafe.Pointer(q.next), unsafe.Pointer(q)) {
@@ -167,25 +171,45 @@ func (q *Queue) Waiting() int { return int(q.waiting.Load()) }
 // Slot is a call a [Queue] admitted. Settle it once with Pass, Fail or Ignore, as a [Lease]
 // (which it settles, handing the freed slot to a waiter as every settle does). Settling the same
 // variable twice is a no-op; the zero Slot is settled already.
-type Slot struct{ lease Lease }
+type Slot struct {
+	lease Lease
+	q     *Queue // counts the settle; nil once settled
+}
 
 // Pass settles a call that succeeded: its response time (from the moment it was admitted) is a
 // sample.
-func (s *Slot) Pass() { s.lease.Pass() }
+func (s *Slot) Pass() { s.count(tally.Passed); s.lease.Pass() }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (s *Slot) Fail() { s.lease.Fail() }
+func (s *Slot) Fail() { s.count(tally.Failed); s.lease.Fail() }
 
 // Ignore frees the slot without a sample.
-func (s *Slot) Ignore() { s.lease.Ignore() }
+func (s *Slot) Ignore() { s.count(tally.Ignored); s.lease.Ignore() }
+
+// count counts the settle of an unsettled slot as o in its Queue's counts.
+func (s *Slot) count(o int) {
+	if q := s.q; q != nil {
+		s.q = nil
+		if s.lease.lim != nil {
+			q.counts.Add(o)
+		}
+	}
+}
+
+// admitted is the Slot of a lease the Queue admitted, counted.
+func (q *Queue) admitted(lease Lease) Slot {
+	q.counts.Add(tally.Admitted)
+	return Slot{lease, q}
+}
 
 // TryAcquire admits a call if the limiter does, never waiting: [Limiter.Acquire].
 func (q *Queue) TryAcquire() (Slot, bool) {
 	lease, ok := q.l.Acquire()
 	if !ok {
+		q.counts.Add(tally.Refused)
 		return Slot{}, false
 	}
-	return Slot{lease}, true
+	return q.admitted(lease), true
 }
 
 // Acquire admits a call at once if the limiter does; otherwise it waits in line until a slot is
@@ -197,12 +221,13 @@ func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
 	if err := contract.Dead(ctx); err != nil {
 		return Slot{}, err
 	}
-	if s, ok := q.TryAcquire(); ok {
-		return s, nil
+	if lease, ok := q.l.Acquire(); ok {
+		return q.admitted(lease), nil
 	}
 	q.mu.Lock()
 	if len(q.line) >= q.size {
 		q.mu.Unlock()
+		q.counts.Add(tally.Refused)
 		return Slot{}, ErrQueueFull
 	}
 	// Registered before trying again, under the lock: a slot freed before the count rose is found
@@ -212,7 +237,7 @@ func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
 	if lease, ok := q.l.Acquire(); ok {
 		q.waiting.Add(-1)
 		q.mu.Unlock()
-		return Slot{lease}, nil
+		return q.admitted(lease), nil
 	}
 	w := &waiter{ch: make(chan Lease, 1)}
 	q.line = append(q.line, w)
@@ -223,16 +248,18 @@ func (q *Queue) Acquire(ctx context.Context) (Slot, error) {
 	var err error
 	select {
 	case lease := <-w.ch:
-		return Slot{lease}, nil
+		return q.admitted(lease), nil
 	case <-ctx.Done():
 		err = ctx.Err()
+		q.counts.Add(tally.Abandoned)
 	case <-timer.C:
 		err = ErrLimitExceeded
+		q.counts.Add(tally.Refused)
 	}
 	if !q.leave(w) {
 		// Handed a slot as it gave up: take it and pass it on.
-		s := Slot{<-w.ch}
-		s.Ignore()
+		lease := <-w.ch
+		lease.Ignore()
 	}
 	return Slot{}, err
 }

@@ -2,6 +2,8 @@ package breaker
 
 import (
 	"context"
+
+	"github.com/wardgo/ward"
 	"math"
 	"sync/atomic"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // ErrUnavailable is a breaker's refusal: allocation-free, matched with errors.Is, and matching
@@ -85,6 +88,8 @@ type breakerCold struct {
 	every   int64            // refresh interval, ns; 0 refreshes on every call
 	gran    int64            // how stale seen may grow before a settle stores its reading
 	refused clock.Refusals
+	counts  tally.Table // per P: admitted and settled (ward.Counts); refusals are in refused
+	mono    tally.Mono  // keeps Refused monotonic across readings (a refusal decided again is taken back)
 	nop     bool
 	events  func(Event) // WithEvents
 	state   bool        // refusing, as last told to events; written only by the refreshing goroutine
@@ -200,6 +205,7 @@ func New(opts ...Option) (*Breaker, error) {
 		events: c.events,
 	}}
 	b.refused.Init()
+	b.counts.Init(false)
 	b.seen.Store(now)
 	b.next.Store(now)
 	return b, nil
@@ -224,6 +230,7 @@ type Promise struct{ b *Breaker }
 func (p *Promise) Pass() {
 	if b := p.b; b != nil {
 		p.b = nil
+		b.counts.Add(tally.Passed)
 		b.record(fSuccess)
 	}
 }
@@ -232,6 +239,7 @@ func (p *Promise) Pass() {
 func (p *Promise) Fail() {
 	if b := p.b; b != nil {
 		p.b = nil
+		b.counts.Add(tally.Failed)
 		b.record(fFailure)
 	}
 }
@@ -239,7 +247,12 @@ func (p *Promise) Fail() {
 // Ignore settles the call without recording it: the caller gave up before the backend answered,
 // so the call says nothing about the backend. A breaker holds no slot for a call, so there is
 // nothing to free.
-func (p *Promise) Ignore() { p.b = nil }
+func (p *Promise) Ignore() {
+	if b := p.b; b != nil {
+		p.b = nil
+		b.counts.Add(tally.Ignored)
+	}
+}
 
 func (b *Breaker) record(field int) {
 	now := b.clock()
@@ -306,11 +319,11 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.refresh(now)
 	}
 	if math.Float64frombits(b.raw.Load()) <= 0 {
-		return Promise{b: b}, nil
+		return b.admitted(), nil
 	}
 	roll := b.roll()
 	if b.admits(now, roll) {
-		return Promise{b: b}, nil
+		return b.admitted(), nil
 	}
 	if b.refused.Refuse(now) && b.every != 0 {
 		// A paced clock read (see the type's doc): if time has moved since the reading this
@@ -325,7 +338,7 @@ func (b *Breaker) Allow() (Promise, error) {
 			}
 			if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll) {
 				b.refused.Undo()
-				return Promise{b: b}, nil
+				return b.admitted(), nil
 			}
 			now = fresh
 		}
@@ -334,6 +347,12 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.win.Add(now, fDrop, 1)
 	}
 	return Promise{}, ErrUnavailable
+}
+
+// admitted counts an admission and returns its promise.
+func (b *Breaker) admitted() Promise {
+	b.counts.Add(tally.Admitted)
+	return Promise{b: b}
 }
 
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
@@ -414,4 +433,14 @@ func (b *Breaker) Snapshot() Snapshot {
 	_, scaled := b.p.ratio(b.history(now))
 	sum := b.win.Sum(now, true)
 	return Snapshot{Ratio: scaled, Successes: sum[fSuccess], Failures: sum[fFailure], Drops: sum[fDrop], Refused: b.refused.Load()}
+}
+
+// Counts returns the breaker's counts since New ([ward.Counts]): calls admitted and refused, and
+// the admitted calls settled by outcome. Admissions and settles are counted in per-P rows (a
+// plain add on the calling P's own line) and refusals in the per-P rows that already pace the
+// clock reads; Counts folds them. A [Nop] breaker counts nothing.
+func (b *Breaker) Counts() ward.Counts {
+	c := b.counts.Counts()
+	c.Refused = b.mono.Of(tally.Pos(b.refused.Load()))
+	return c
 }

@@ -4,7 +4,9 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/internal/contract"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // RetryBudget is gRPC's retry throttling (proposal A6): a bucket of tokens that starts full at
@@ -23,6 +25,7 @@ type RetryBudget struct {
 	tokens atomic.Int64 // thousandths of a token
 	max    int64        // thousandths
 	ratio  int64        // thousandths given back per success
+	counts tally.Table  // per P: retries allowed and refused, attempts settled (Counts)
 }
 
 type noCopy struct{}
@@ -52,23 +55,31 @@ func NewRetryBudget(maxTokens, ratio float64) (*RetryBudget, error) {
 	}
 	b := &RetryBudget{max: int64(math.Round(maxTokens * 1000)), ratio: int64(ratio * 1000)}
 	b.tokens.Store(b.max)
+	b.counts.Init(false)
 	return b, nil
 }
 
 // Allow says whether a retry may be made now: more than half the bucket is left. It spends
 // nothing; the retry's own outcome does.
-func (b *RetryBudget) Allow() bool { return b.tokens.Load()*2 > b.max }
+func (b *RetryBudget) Allow() bool {
+	if b.tokens.Load()*2 > b.max {
+		b.counts.Add(tally.Admitted)
+		return true
+	}
+	b.counts.Add(tally.Refused)
+	return false
+}
 
 // Pass settles a successful attempt: it gives back the ratio of a token.
-func (b *RetryBudget) Pass() { b.add(b.ratio) }
+func (b *RetryBudget) Pass() { b.counts.Add(tally.Passed); b.add(b.ratio) }
 
 // Fail settles a failed attempt (an overload or a failure, as ward's contract has it): it takes
 // one token.
-func (b *RetryBudget) Fail() { b.add(-1000) }
+func (b *RetryBudget) Fail() { b.counts.Add(tally.Failed); b.add(-1000) }
 
 // Ignore settles an attempt that says nothing about the backend (the caller gave up): it moves
 // nothing.
-func (b *RetryBudget) Ignore() {}
+func (b *RetryBudget) Ignore() { b.counts.Add(tally.Ignored) }
 
 // Failure is Fail.
 //
@@ -79,6 +90,12 @@ func (b *RetryBudget) Failure() { b.Fail() }
 //
 // Deprecated: use Pass, the contract's verb.
 func (b *RetryBudget) Success() { b.Pass() }
+
+// Counts returns the budget's counts since NewRetryBudget ([ward.Counts]), in a budget's own
+// sense: Admitted and Refused are the retries Allow allowed and refused; Passed, Failed and
+// Ignored are the attempts settled, first attempts included, so they do not add up to Admitted.
+// They are kept in per-P rows and folded here.
+func (b *RetryBudget) Counts() ward.Counts { return b.counts.Counts() }
 
 // Tokens returns the tokens left.
 func (b *RetryBudget) Tokens() float64 { return float64(b.tokens.Load()) / 1000 }

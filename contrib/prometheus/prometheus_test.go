@@ -21,9 +21,11 @@ func TestCollector(t *testing.T) {
 	shd, _ := shed.New(shed.WithClock(func() int64 { return now }), shed.WithCPU(func() int { return cpu }))
 
 	c := New("svc")
-	c.Limiter("api", lim)
-	c.Breaker("db", brk)
-	c.Shedder("api", shd)
+	for _, err := range []error{c.Limiter("api", lim), c.Breaker("db", brk), c.Shedder("api", shd)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 
@@ -63,7 +65,7 @@ svc_ward_breaker_ratio{name="db"} 0
 	a.Pass()
 	b.Pass()
 	p.Pass()
-	if n, err := testutil.GatherAndCount(reg); err != nil || n != 11 {
-		t.Fatalf("%d metrics (%v), want 11", n, err)
+	if n, err := testutil.GatherAndCount(reg); err != nil || n != 22 {
+		t.Fatalf("%d metrics (%v), want 22", n, err)
 	}
 }

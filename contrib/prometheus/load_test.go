@@ -1,0 +1,365 @@
+package wardprom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/wardgo/ward"
+	"github.com/wardgo/ward/adaptive"
+	"github.com/wardgo/ward/breaker"
+	"github.com/wardgo/ward/wardhttp"
+)
+
+// tallies are the calls a test made of one guard, counted by the test itself.
+type tallies struct{ admitted, refused, abandoned, pass, fail, ignore atomic.Int64 }
+
+// call admits through g and settles the admission by i: pass, fail or ignore in turn. With
+// nested above 0 it holds the admission while it makes nested calls more.
+func (c *tallies) call(ctx context.Context, g ward.Guard, i, nested int) {
+	h, err := g.Admit(ctx)
+	switch {
+	case err == nil:
+		c.admitted.Add(1)
+	case errors.Is(err, ward.ErrRefused):
+		c.refused.Add(1)
+		return
+	case ctx.Err() != nil:
+		c.abandoned.Add(1)
+		return
+	default:
+		panic(err)
+	}
+	if nested > 0 {
+		c.call(ctx, g, i, nested-1)
+	}
+	switch i % 3 {
+	case 0:
+		h.Pass()
+		c.pass.Add(1)
+	case 1:
+		h.Fail()
+		c.fail.Add(1)
+	default:
+		h.Ignore()
+		c.ignore.Add(1)
+	}
+}
+
+// scrape reads the collector through promhttp, as Prometheus does, and returns every sample as
+// "name{label=value,…}" → value.
+func scrape(t *testing.T, srv *httptest.Server) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Error(err) // not Fatal: it also runs on a goroutine of its own
+		return nil
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			sort.Strings(ls)
+			k := name + "{" + strings.Join(ls, ",") + "}"
+			switch {
+			case m.GetCounter() != nil:
+				out[k] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[k] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				out[k+"count"] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
+}
+
+// check compares a guard's exported counts with the calls the test made.
+func check(t *testing.T, got map[string]float64, kind, name, reason string, c *tallies) {
+	t.Helper()
+	l := "kind=" + kind + ",name=" + name
+	for k, want := range map[string]int64{
+		"svc_ward_admitted_total{" + l + "}":                      c.admitted.Load(),
+		"svc_ward_refused_total{" + l + ",reason=" + reason + "}": c.refused.Load(),
+		"svc_ward_abandoned_total{" + l + "}":                     c.abandoned.Load(),
+		"svc_ward_settled_total{" + l + ",outcome=pass}":          c.pass.Load(),
+		"svc_ward_settled_total{" + l + ",outcome=fail}":          c.fail.Load(),
+		"svc_ward_settled_total{" + l + ",outcome=ignore}":        c.ignore.Load(),
+	} {
+		if v, ok := got[k]; !ok || v != float64(want) {
+			t.Errorf("%s = %v (present %v), want %d", k, v, ok, want)
+		}
+	}
+}
+
+// TestUnderLoad scrapes while goroutines call every guard and finds, once they are done,
+// admitted, refused, abandoned and settled counts equal to the calls made, counters that never
+// went down between scrapes, and every host's breaker of a Transport without adding any.
+func TestUnderLoad(t *testing.T) {
+	var tick atomic.Int64 // an injected clock: every reading a millisecond later
+	clk := func() int64 { return tick.Add(int64(time.Millisecond)) }
+	fixed, _ := adaptive.NewFixed(3)
+	lim, err := adaptive.New(fixed, adaptive.WithClock(clk), adaptive.WithSampleEvery(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
+	ps, err := adaptive.NewPartitions(plim, adaptive.Share{Name: "live", Fraction: 0.5}, adaptive.Share{Name: "batch", Fraction: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qlim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
+	q, err := adaptive.NewQueue(qlim, adaptive.WithQueueSize(2), adaptive.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2lim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
+	q2, _ := adaptive.NewQueue(q2lim, adaptive.WithMaxWait(time.Hour))
+	var roll atomic.Uint64
+	brk, err := breaker.New(breaker.WithClock(clk), breaker.WithRand(func() float64 { return float64(roll.Add(1)%100) / 100 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget, _ := wardhttp.NewRetryBudget(10, 0.1)
+
+	c := New("svc")
+	for _, err := range []error{c.Limiter("api", lim), c.Partitions("parts", ps), c.Queue("line", q), c.Queue("line2", q2),
+		c.Breaker("db", brk), c.RetryBudget("retries", budget)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.PanicOnError}))
+	defer srv.Close()
+
+	var cl, cb, cq tallies
+	cparts := map[string]*tallies{"live": {}, "batch": {}}
+	var retries struct{ allowed, refused, pass, fail atomic.Int64 }
+	const workers, each = 8, 600
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < each; i++ {
+				ctx := context.Background()
+				nested := 0
+				if i%7 == 0 {
+					nested = 3 // a fourth call held at once: past the limit of 3
+				}
+				cl.call(ctx, lim, i+w, nested)
+				part := "live"
+				if w%2 == 1 {
+					part = "batch"
+				}
+				cparts[part].call(ctx, ps.Partition(part), i, nested)
+				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
+				cq.call(ctx, q, i, nested)
+				if budget.Allow() {
+					retries.allowed.Add(1)
+				} else {
+					retries.refused.Add(1)
+				}
+				if i%4 == 0 {
+					budget.Fail()
+					retries.fail.Add(1)
+				} else {
+					budget.Pass()
+					retries.pass.Add(1)
+				}
+			}
+		}()
+	}
+	// scrape while the calls run: counters never go down
+	done := make(chan struct{})
+	var scrapes []map[string]float64
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			scrapes = append(scrapes, scrape(t, srv))
+		}
+	}()
+	close(start)
+	wg.Wait()
+	<-done
+	// a caller that gives up while it waits in the Queue's line: abandoned
+	var cq2 tallies
+	var held []ward.Admission
+	for len(held) < 3 {
+		h, err := q2.Admit(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, h)
+		cq2.admitted.Add(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gave := make(chan error)
+	go func() { _, err := q2.Admit(ctx); gave <- err }()
+	for q2.Waiting() == 0 {
+		runtime.Gosched()
+	}
+	if w := scrape(t, srv)["svc_ward_queue_waiting{name=line2}"]; w != 1 {
+		t.Errorf("queue_waiting = %v with one caller in line, want 1", w)
+	}
+	cancel()
+	if err := <-gave; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a waiter whose ctx ended: %v", err)
+	}
+	cq2.abandoned.Add(1)
+	for i := range held {
+		held[i].Pass()
+		cq2.pass.Add(1)
+	}
+	got := scrape(t, srv)
+	for i, s := range scrapes {
+		next := got
+		if i+1 < len(scrapes) {
+			next = scrapes[i+1]
+		}
+		for k, v := range s {
+			if strings.Contains(k, "_total{") && next[k] < v {
+				t.Errorf("scrape %d: %s went down from %v to %v", i, k, v, next[k])
+			}
+		}
+	}
+	check(t, got, "adaptive", "api", "limit", &cl)
+	check(t, got, "partition", "parts/live", "partition", cparts["live"])
+	check(t, got, "partition", "parts/batch", "partition", cparts["batch"])
+	check(t, got, "breaker", "db", "breaker", &cb)
+	check(t, got, "queue", "line", "queue", &cq)
+	check(t, got, "queue", "line2", "queue", &cq2)
+	var cr tallies
+	cr.admitted.Store(retries.allowed.Load())
+	cr.refused.Store(retries.refused.Load())
+	cr.pass.Store(retries.pass.Load())
+	cr.fail.Store(retries.fail.Load())
+	check(t, got, "retry_budget", "retries", "retry", &cr)
+	// every timed call of the limiter is in its histogram (WithSampleEvery(1): every passed or
+	// failed call), and the limiter's own calls are all settled
+	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
+		t.Errorf("histogram count %v, want %v", h, want)
+	}
+	if v := got["svc_ward_in_flight{kind=adaptive,name=api}"]; v != 0 {
+		t.Errorf("in flight %v after every call settled", v)
+	}
+	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"]} {
+		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
+			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
+		}
+	}
+}
+
+// TestTransportHosts: a Transport's per-host breakers appear in a scrape as the Transport makes
+// them, without adding them; a host added later appears in the next scrape.
+func TestTransportHosts(t *testing.T) {
+	var hosts []*httptest.Server
+	for i := 0; i < 3; i++ {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+		defer s.Close()
+		hosts = append(hosts, s)
+	}
+	tr, err := wardhttp.NewTransport(http.DefaultTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New("svc")
+	if err := c.Transport("out", tr); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.PanicOnError}))
+	defer srv.Close()
+	client := &http.Client{Transport: tr}
+	get := func(s *httptest.Server, n int) {
+		for i := 0; i < n; i++ {
+			resp, err := client.Get(s.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	}
+	host := func(s *httptest.Server) string { u, _ := url.Parse(s.URL); return u.Host }
+	get(hosts[0], 3)
+	get(hosts[1], 2)
+	got := scrape(t, srv)
+	for _, h := range []struct {
+		s *httptest.Server
+		n float64
+	}{{hosts[0], 3}, {hosts[1], 2}} {
+		k := fmt.Sprintf("svc_ward_settled_total{kind=breaker,name=out/%s,outcome=pass}", host(h.s))
+		if got[k] != h.n {
+			t.Errorf("%s = %v, want %v", k, got[k], h.n)
+		}
+	}
+	if k := fmt.Sprintf("svc_ward_admitted_total{kind=breaker,name=out/%s}", host(hosts[2])); got[k] != 0 {
+		t.Errorf("%s present before any call to it", k)
+	}
+	get(hosts[2], 1)
+	got = scrape(t, srv)
+	if k := fmt.Sprintf("svc_ward_admitted_total{kind=breaker,name=out/%s}", host(hosts[2])); got[k] != 1 {
+		t.Errorf("%s = %v after one call, want 1", k, got[k])
+	}
+}
+
+// TestDuplicate: a name used twice for one kind fails when it is added, and the scrape stays
+// whole; the same name for two kinds is two series.
+func TestDuplicate(t *testing.T) {
+	b1, _ := breaker.New()
+	b2, _ := breaker.New()
+	rule, _ := adaptive.NewFixed(1)
+	lim, _ := adaptive.New(rule)
+	c := New("svc")
+	if err := c.Breaker("db", b1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Breaker("db", b2); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("second breaker under one name: %v, want ErrDuplicate", err)
+	}
+	if err := c.Limiter("db", lim); err != nil {
+		t.Fatalf("a limiter under a breaker's name: %v", err)
+	}
+	ps, _ := adaptive.NewPartitions(lim, adaptive.Share{Name: "a", Fraction: 1})
+	if err := c.Partitions("p", ps); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Partitions("p", ps); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("partitions added twice: %v, want ErrDuplicate", err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+}
