@@ -71,7 +71,7 @@ type Collector struct {
 	entries []entry
 	names   map[key]bool
 
-	admitted, refused, abandoned, settled, duration                        *prometheus.Desc
+	admitted, refused, abandoned, settled, duration                         *prometheus.Desc
 	limit, inFlight, guarantee, waiting, latency, ratio, cpu, capacity, hot *prometheus.Desc
 	tokens                                                                  *prometheus.Desc
 }
