@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/wardgo/ward/internal/stripe"
 )
 
 // This file holds the bucket's reference-model test: a BucketLimiter driven from one goroutine
-// gives exactly a Bucket's answers. It uses only the exported API.
+// gives exactly a Bucket's answers. It uses only the exported API
+// (and the build's race flag, to run shorter under the race detector).
 
 // agreeRates are ordinary and awkward rates: emission intervals that are no whole number of
 // nanoseconds (3, 7, 6e8), a token every 1000 s, a token a nanosecond and just under, no refill.
@@ -121,7 +124,7 @@ func move(r *rand.Rand, now, start int64, every float64, burst int, wait time.Du
 func TestBucketLimiterAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 7))
 	steps := 4_000_000
-	if testing.Short() {
+	if testing.Short() || stripe.Race { // one goroutine: the race build has nothing to find here
 		steps = 400_000
 	}
 	rates := append([]float64{}, agreeRates...)
@@ -172,8 +175,10 @@ func TestBucketLimiterAgreesSteady(t *testing.T) {
 		every int64 // ns between calls
 	}{{3, 10, 166_500_000}, {6e8, 1, 1}, {7, 2, 142_857_142}, {6e8, 1000, 1}} {
 		p := newPair(t, c.rate, c.burst, 0)
-		admitted := 0
-		const calls = 2_000_000
+		admitted, calls := 0, 2_000_000
+		if testing.Short() || stripe.Race {
+			calls = 100_000
+		}
 		for i := range calls {
 			before := p.l.Left(p.now)
 			if diff, _ := p.step(0, 1); diff != "" {
@@ -184,10 +189,54 @@ func TestBucketLimiterAgreesSteady(t *testing.T) {
 			}
 			p.now += c.every
 		}
-		ideal := c.rate * float64((calls-1)*c.every) / 1e9
+		ideal := c.rate * float64(int64(calls-1)*c.every) / 1e9
 		if a := float64(admitted); a < ideal || a > ideal+float64(c.burst)+1 {
 			t.Errorf("rate %v burst %d: %d admitted over %v, the rate allows %.1f plus the burst",
-				c.rate, c.burst, admitted, time.Duration((calls-1)*c.every), ideal)
+				c.rate, c.burst, admitted, time.Duration(int64(calls-1)*c.every), ideal)
 		}
 	}
+}
+
+// FuzzBucketAgrees plays fuzzed calls at fuzzed instants on a Bucket and a BucketLimiter of a
+// fuzzed policy: both build or neither does, and then every answer, wait and read agrees. Each 9
+// bytes of data are a call: the kind byte picks the call (see pair.step) and how the instant
+// moves (set to the value, or moved by its high bits), the value's low bits the tokens asked.
+func FuzzBucketAgrees(f *testing.F) {
+	calls := func(kinds ...byte) []byte {
+		var out []byte
+		for i, k := range kinds {
+			out = append(out, op(k, int64(i+1)*333_333_333<<24|int64(i%4))...)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		rate  float64
+		burst int
+		start int64
+	}{{3, 10, 0}, {7, 1, 5}, {6e8, 1, 0}, {1e-3, 3, -1}, {1.0 / 3, 2, 1 << 60}, {1e9, 64, math.MaxInt64 - 100}, {0, 2, 0}, {7.77, 1 << 40, math.MinInt64}} {
+		f.Add(c.rate, c.burst, c.start, calls(1, 3, 1, 1, 5, 7, 9, 11, 13, 1, 1, 1, 15, 17, 0, 2))
+	}
+	f.Fuzz(func(t *testing.T, rate float64, burst int, start int64, data []byte) {
+		b, err := NewBucket(rate, burst, start)
+		_, lerr := NewBucketLimiter(rate, burst)
+		if (err == nil) != (lerr == nil) {
+			t.Fatalf("NewBucket(%v, %d): %v, NewBucketLimiter: %v", rate, burst, err, lerr)
+		}
+		if err != nil {
+			return
+		}
+		_ = b
+		p := newPair(t, rate, burst, start)
+		for i, now := range instants(start, data) {
+			p.now = now
+			kind := data[i*9]
+			n := int(data[i*9+1]%8) - 1
+			if n == 6 {
+				n = burst + 1
+			}
+			if diff, _ := p.step(int(kind/2%5), n); diff != "" {
+				t.Fatalf("call %d: %s", i, diff)
+			}
+		}
+	})
 }

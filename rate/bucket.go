@@ -83,14 +83,15 @@ type Grant[S Tokens | Usage] struct {
 // # How it works
 //
 // Take, Next, Left, TokensAt, Acquire and Release keep GCRA's one number, the theoretical
-// arrival time at which the bucket is full again, in fixed-point units of a token, counted on a
-// grid of the clock: the tokens accrued by an instant are now × rate / 1e9 from the clock's
-// origin, rounded down to a unit, computed exactly with one 64-bit multiply against the rate
-// held as a binary fraction (rounded up, to 1 part in 2^61 for any bucket that fills within an
-// int64 of nanoseconds). A unit accrues every 1 to 2 nanoseconds, so the bucket runs at its rate,
-// not at a rounded emission interval, and a call is granted exactly when the tokens accrued
-// since the bucket was last full cover it. Step keeps tokens and a stamp in float64 instead,
-// arithmetic a store that only has doubles (a Redis script) can repeat; see [Bucket.Step].
+// arrival time at which the bucket is full again, counted in fixed-point units of a token on a
+// grid of the clock: the units accrued by an instant are now × rate / 1e9 from the clock's
+// origin, in units, rounded down, computed exactly with one 64-bit multiply against the rate
+// held as a binary fraction (rounded up). A call is granted when the units accrued since the
+// bucket was last full cover it. For every bucket that fills within an int64 of nanoseconds the
+// rate is held to 1 part in 2^61 and a unit accrues every 1 to 4 nanoseconds, so the bucket runs
+// at its rate, with no emission interval rounded to a nanosecond. Step keeps tokens and a stamp
+// in float64 instead, arithmetic a store that only has doubles (a Redis script) can repeat; see
+// [Bucket.Step].
 type Bucket struct {
 	gcra
 	rate float64
@@ -191,7 +192,7 @@ func (b *Bucket) Take(now int64, n int) (ok bool, wait time.Duration) {
 		return true, 0
 	}
 	b.tat = tat
-	return false, b.wait(tat, x, now, inc)
+	return false, b.refused(tat, x, now, inc)
 }
 
 // TokensAt returns how many tokens the bucket holds at now, fractions included.

@@ -2,9 +2,10 @@
 // window, a fixed period, a gate, chains of them and one per key.
 //
 // Each comes as pure arithmetic (time passed in as nanoseconds from any monotonic origin, not safe
-// for concurrent use: [Bucket], [Sliding], [Period]) and as a concurrent type: [BucketLimiter]
-// (GCRA, lock-free; under contention it leases tokens to Ps, so its callers stop sharing one
-// word, and still never over-admits), [SlidingLimiter] (a mutex around the ring of stamps),
+// for concurrent use: [Bucket], [Sliding], [Period]) and as a concurrent type that, driven from
+// one goroutine, gives exactly its pure core's answers: [BucketLimiter] (GCRA, lock-free; under
+// contention it leases tokens to Ps, so its callers stop sharing one word, and still never
+// over-admits), [SlidingLimiter] (a mutex around the ring of stamps),
 // [PeriodLimiter] (lock-free). The three limiters have one shape, the library's contract (package ward):
 //
 //   - Allow() bool: one call at Now, the short form;
@@ -39,14 +40,15 @@
 //     nothing (and is admitted, as n = 0 is); n over the burst or the quota is never granted, and
 //     its wait is [Forever].
 //   - A clock that goes backwards never adds tokens twice, never takes them away, and never makes
-//     an event leave a window sooner: buckets keep their stamp, windows stamp at their newest.
+//     an event leave a window sooner: buckets keep their arrival time, windows stamp at their newest.
 //   - Clocks of different origins. Every now of a limiter is an instant of its clock (Now). An
 //     instant far behind what a limiter recorded, more than [MaxSkew] (a minute) behind, beyond
 //     the burst's span for a bucket, cannot be a late reading of the same clock: it is read as the
 //     clock having jumped back (a Unix-nanosecond time passed to a limiter whose clock started near
 //     0, or the other way round), and the state is pulled back to that instant, spent there. A
-//     bucket's theoretical arrival time is pulled back to the instant plus the burst's span (the
-//     bucket empty, not in debt for decades); a pure Bucket's stamp to the instant, empty; a
+//     bucket's theoretical arrival time (a Bucket's as a BucketLimiter's) is pulled back to the
+//     instant plus the burst's span (the bucket empty, not in debt for decades); a state that
+//     [Bucket.Step] reads, stamped more than MaxSkew after the instant, is pulled back to it, empty; a
 //     window is stamped full at the instant; a period reopens at the instant (on its multiple
 //     with align), spent. So mixing origins never wedges a limiter: it admits again an interval, a
 //     window or a period later. Nor does it admit more than its allowance: a jump back admits
@@ -54,14 +56,17 @@
 //     A reading stale by less than MaxSkew (a goroutine that waited for its turn) is judged on the
 //     recorded state as it is, and never over-admits.
 //   - Refused events are not counted by a Period (go-zero's PeriodLimit counts them).
-//   - [BucketLimiter] needs a positive rate (GCRA divides by it); a pure [Bucket] accepts rate 0, a
-//     burst that never refills.
-//   - Bursts are whole tokens, from 1 to [MaxBurst] (2^53, the most whole tokens a float64 counts
-//     exactly); both buckets grant a full bucket exactly burst calls of one token at once, at
-//     every rate they accept. A [BucketLimiter] works in whole nanoseconds: its emission
-//     interval, 1e9/rate, is rounded up (it never runs faster than rate), so it takes rates from
-//     about 1.08e-10 to 1e9 a second and a burst whose fill time fits an int64 of nanoseconds
-//     (about 292 years). A pure [Bucket] works in float64 and takes any finite rate.
+//   - Both buckets take a rate in [0, 1e9] tokens a second (0: a burst that never refills; more
+//     than a token a nanosecond is an error) and a burst of whole tokens from 1 to [MaxBurst]
+//     (2^53, the most whole tokens a float64 counts exactly); a full bucket grants exactly burst
+//     calls of one token at once, at every rate. They count in the same fixed-point units on a
+//     grid of the clock (see [Bucket]), so they decide alike, waits included, and run at their
+//     rate: the rate is held to 1 part in 2^61 and a unit accrues every 1 to 4 nanoseconds, for
+//     every bucket that fills within an int64 of nanoseconds (about 292 years). A bucket that
+//     takes longer to fill still works, on coarser units: a token is 2^62/burst units, rounded
+//     down to a power of two, and the rate is held to fewer bits. Waits are exact: a call
+//     refused with a wait w is refused at now+w-1 ns and granted at now+w, when nothing else
+//     moved. [Bucket.Step] has float64 arithmetic of its own, for stores (see its doc).
 //   - No configuration is held into range: a burst under 1, a period or a window under a
 //     nanosecond, a negative Gate limit or Partitioned size, a nil option or clock is an error
 //     matching [ErrInvalid] (and ward.ErrInvalid) that names the field. Zero means "the default"
@@ -73,9 +78,10 @@
 //     quota goes up to [MaxSlidingQuota], since it keeps a stamp per event.
 //   - Instants may be anywhere in the int64 range. Time between two instants is computed exactly,
 //     so instants near math.MinInt64 and math.MaxInt64 neither wrap round nor panic. The one
-//     limit: a [BucketLimiter] refuses a call whose theoretical arrival time would pass
-//     math.MaxInt64 (an instant within the fill time of the end of the range), with a wait of
-//     [Forever]. Waits are never negative; one that does not fit a Duration is [Forever].
+//     limit: a bucket refuses a call whose theoretical arrival time would pass the end of its
+//     units' range (only at rates near a token a nanosecond, an instant within the fill time of
+//     math.MaxInt64), with a wait of [Forever]. Waits are never negative; one that does not fit a
+//     Duration, or that would end past math.MaxInt64, is [Forever].
 //   - [Partitioned] is an exact LRU per shard (shards of at least 64 keys, up to 64 shards); the key
 //     dropped is the least recently used of its shard.
 package rate

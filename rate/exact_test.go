@@ -199,10 +199,22 @@ func TestBucketOverflow(t *testing.T) {
 			t.Errorf("at %d: TakeAt = %v %v", now, ok, w)
 		}
 	}
+	// At a token a nanosecond the units are nanoseconds: at the very end of the range no call
+	// fits, and the refusal waits Forever, never 0.
+	for _, now := range []int64{math.MaxInt64, math.MaxInt64 - 1} {
+		b, _ := NewBucket(1e9, 4, now)
+		l, _ := NewBucketLimiter(1e9, 4, WithClock(func() int64 { return now }))
+		ok, wait := b.Take(now, 2)
+		lok, lwait := l.TakeAt(now, 2)
+		if ok || wait != Forever || lok != ok || lwait != wait || b.Next(now, 2) != Forever {
+			t.Errorf("rate 1e9 at %d: Take %v %v, TakeAt %v %v, want refused, Forever", now, ok, wait, lok, lwait)
+		}
+	}
 	// A clock that jumps between the ends of the range. A jump forwards finds the bucket full
 	// (time passed); a jump back of more than MaxSkew pulls the TAT back to the instant, empty
-	// there. So each cycle admits at MaxInt64-2e9 (the newest instant whose TAT fits) and at 5e18,
-	// the first also at MinInt64, never two at one instant, and nothing on a jump back.
+	// there; MaxInt64-2e9 is a stale reading of MaxInt64, a token short. So each cycle admits at
+	// MaxInt64 and at 5e18, the first also at MinInt64, never two at one instant, and nothing on
+	// a jump back.
 	at := int64(math.MinInt64)
 	l, _ := NewBucketLimiter(1, 1, WithClock(func() int64 { return at }))
 	admitted := 0

@@ -15,9 +15,9 @@ import (
 // clock, the count at an instant being floor((now + 2^63) × mul / 2^63), one multiply and a
 // shift. mul is the rate in units a nanosecond, scaled by 2^63 and rounded up: at most 2^63 (a
 // unit a nanosecond), so the count of any int64 instant fits a uint64 and grows with it. shift
-// is as large as keeps mul at most 2^63 and the burst at most 2^62 units: a unit accrues every 1
-// to 2 ns, and mul holds the rate to 1 part in 2^61, for every bucket that fills within an int64
-// of nanoseconds. The count at 0 is mul itself, a whole number: the grid is counted from the
+// is as large as keeps mul at most 2^63 and the burst at most 2^62 units: for every bucket that
+// fills within 2^63 ns, mul is at least 2^61 (a unit every 1 to 4 ns, the rate held to 1 part in
+// 2^61); a bucket that fills slower has coarser units and fewer bits of rate. The count at 0 is mul itself, a whole number: the grid is counted from the
 // clock's origin.
 //
 // The state is the theoretical arrival time (TAT) of GCRA in units: the count at which the
@@ -92,10 +92,16 @@ func (g *gcra) wait(tat, x uint64, now int64, inc uint64) time.Duration {
 	if _, ok := g.grant(tat, x, inc); ok {
 		return 0
 	}
-	if max(tat, x) > math.MaxUint64-inc {
+	return g.refused(tat, x, now, inc)
+}
+
+// refused returns the wait of a call of inc units that grant refused against tat at now (counted
+// x).
+func (g *gcra) refused(tat, x uint64, now int64, inc uint64) time.Duration {
+	if max(tat, x) > math.MaxUint64-inc { // refused for the end of the range, or would be later
 		return Forever
 	}
-	return g.until(now, tat+inc-g.tau) // refused: more than x, and tat+inc > tau
+	return g.until(now, tat+inc-g.tau) // refused: more than the count at now, and tat+inc > tau
 }
 
 // until returns how long from now until the count reaches y (more than the count at now): the

@@ -151,7 +151,7 @@ func (b *BucketLimiter) admit(now int64, inc uint64) (bool, time.Duration) {
 	if ok {
 		return true, 0
 	}
-	return false, b.wait(tat, x, now, inc)
+	return false, b.refused(tat, x, now, inc)
 }
 
 // Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
