@@ -17,6 +17,9 @@
 //		return tooManyAttempts(wait)
 //	}
 //
+// [Core] is the same table as pure arithmetic: instants are arguments, the eviction's draws come
+// from a roll given to [NewCore], and a Window driven from one goroutine gives its answers.
+//
 // Admit decides on entry; Record counts the outcome when it is known. Requests admitted
 // concurrently below the limit may take the count past it, by no more than the number admitted at
 // once: that is the price of counting outcomes rather than attempts, and the wait a refused key is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/wardgo/ward"
@@ -59,4 +60,26 @@ func ExampleWindow_Do() {
 	// wrong password false 0s
 	// wrong password false 0s
 	// failurewindow: too many failures (retry in 40s) true 40s
+}
+
+// A Core replays a timeline exactly: every instant is an argument, and the table's eviction
+// draws come from the roll given to NewCore.
+func ExampleCore() {
+	sec := int64(time.Second)
+	c, _ := failurewindow.NewCore(3, time.Minute, 0, rand.Float64)
+	addr := "198.51.100.23"
+	for now := int64(0); now < 5*sec; now += sec { // a failed login every second
+		if ok, wait := c.Admit(addr, now); !ok {
+			fmt.Println(time.Duration(now), "refused, retry in", wait)
+			continue
+		}
+		c.Record(addr, now)
+		fmt.Println(time.Duration(now), "failed")
+	}
+	// Output:
+	// 0s failed
+	// 1s failed
+	// 2s failed
+	// 3s refused, retry in 57s
+	// 4s refused, retry in 56s
 }

@@ -63,7 +63,10 @@ var ErrTooManyFailures = contract.Quota("failurewindow: too many failures")
 // a key below the limit, found by probing at most 8 keys chosen uniformly at random (rejection
 // sampling over the shards; never map iteration order). A key at the limit is never evicted: a
 // flood of fresh addresses cannot wash out the one guessing passwords. If every probed key is at
-// the limit, the new failure is not counted, and [Snapshot].Uncounted says so.
+// the limit, the new failure is not counted, and [Snapshot].Uncounted says so. [WithRand] replaces
+// the draws.
+//
+// [Core] is the same table as pure arithmetic, with the instants and the draws passed in.
 //
 // The table is 256 shards on cache lines of their own. Admit hashes the key once and reads its
 // shard's index and the key's published stamps without a lock and without writing anything (no
