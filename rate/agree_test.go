@@ -240,3 +240,46 @@ func FuzzBucketAgrees(f *testing.F) {
 		}
 	})
 }
+
+// TestStepNearTake: Bucket.Step, the float64 arithmetic for stores, and Take, the exact one,
+// over random runs of instants in order. From the tokens Take's bucket held at the previous
+// instant, Step refills to within a unit of the grid and float64's rounding of what Take's
+// bucket holds, decides alike unless those tokens lie within that of n, and when both refuse
+// their waits are within a nanosecond and that rounding of each other.
+func TestStepNearTake(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 24))
+	for _, rate := range []float64{3, 7, 6e8, 1e-3, 1, 10, 1.0 / 3, 7.77, 1e9, 123456.789, 1e6} {
+		for _, burst := range []int{1, 2, 10, 1000} {
+			start := []int64{0, 1_780_000_000_000_000_000, -5e18}[r.IntN(3)]
+			b, _ := NewBucket(rate, burst, start)
+			every := 1e9 / rate
+			eps := float64(burst)*0x1p-40 + 1/float64(b.one) // float64's rounding and a unit of the grid
+			prev := start
+			for range 20_000 {
+				now := prev + r.Int64N(int64(min(every*2, 1e15))+1)
+				n := 1 + r.IntN(min(burst, 3))
+				s := Tokens{Tokens: b.TokensAt(prev), Stamp: prev}
+				g := b.Step(now, s, n)
+				held := b.TokensAt(now)
+				ok, wait := b.Take(now, n)
+				if d := math.Abs(min(g.State.Tokens+float64(n)*bool01(g.Granted), float64(burst)) - held); d > eps {
+					t.Fatalf("rate %v burst %d at %d: Step refilled to %v, Take's bucket holds %v", rate, burst, now, g.State.Tokens, held)
+				}
+				if ok != g.Granted && math.Abs(held-float64(n)) > eps {
+					t.Fatalf("rate %v burst %d at %d: %v tokens, %d asked: Take %v, Step %v", rate, burst, now, held, n, ok, g.Granted)
+				}
+				if !ok && !g.Granted && wait != Forever && math.Abs(float64(wait-g.Wait)) > 1+float64(wait)*1e-9+eps*every {
+					t.Fatalf("rate %v burst %d at %d: Take waits %v, Step %v", rate, burst, now, wait, g.Wait)
+				}
+				prev = now
+			}
+		}
+	}
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

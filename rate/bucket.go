@@ -165,9 +165,12 @@ func (b *Bucket) stepWait(s Tokens, n int) time.Duration {
 // step: the tokens held, brought up to now by the time passed × rate / 1e9, at most the burst;
 // a call is granted when they cover it, and a refusal waits the missing tokens / rate, rounded
 // up to a nanosecond (at least 1). A stamp more than [MaxSkew] after now (another origin, or a
-// clock that jumped back) is pulled back to now, empty. It agrees with Take's exact arithmetic
-// to within float64's rounding of the tokens held, a fraction of a token: from the same tokens
-// at the same instant they decide alike unless the tokens lie within that rounding of n.
+// clock that jumped back) is pulled back to now, empty; a stamp less far after now adds nothing.
+// It agrees with Take to within a unit of Take's grid and float64's rounding, a small fraction
+// of a token below 5e8 tokens a second: from the tokens a Bucket held at an earlier instant,
+// Step finds at now the tokens the Bucket holds at now, give or take that, and decides alike
+// unless they lie that close to n. An instant before the stamp finds the tokens held at the
+// stamp, where Take finds the fewer held at that instant.
 func (b *Bucket) Step(now int64, s Tokens, n int) Grant[Tokens] {
 	n = cost(n)
 	s = b.refill(now, s)

@@ -64,7 +64,9 @@
 //     rate: the rate is held to 1 part in 2^61 and a unit accrues every 1 to 4 nanoseconds, for
 //     every bucket that fills within an int64 of nanoseconds (about 292 years). A bucket that
 //     takes longer to fill still works, on coarser units: a token is 2^62/burst units, rounded
-//     down to a power of two, and the rate is held to fewer bits. Waits are exact: a call
+//     down to a power of two, and the rate is held to fewer bits. In any stretch of time a bucket
+//     admits at most burst + elapsed × rate tokens plus one unit (a whole token only at rates of
+//     5e8 a second and more, where a token is a unit). Waits are exact: a call
 //     refused with a wait w is refused at now+w-1 ns and granted at now+w, when nothing else
 //     moved. [Bucket.Step] has float64 arithmetic of its own, for stores (see its doc).
 //   - No configuration is held into range: a burst under 1, a period or a window under a

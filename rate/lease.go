@@ -9,15 +9,15 @@ import (
 
 // A BucketLimiter under contention leases tokens to Ps.
 //
-// The TAT is a timeline: every token is a slot one emission interval long, and a call at now may
-// take the slots that start at or after now and end within tauNs of it (GCRA's whole rule). A
-// lease is a run of such slots, [lo, hi), claimed from the shared timeline by one compare-and-set
-// and then spent by the goroutines pinned to one P, a slot at a time, on that P's own cache line:
-// a call at now takes the slots from max(lo, now), if they end by hi and within tauNs of now.
-// Slots that time has passed are skipped, never spent late, so every admission, leased or not,
-// sits in a slot of its own that starts at or after its instant and ends within the burst's span
-// of it: at most burst + elapsed/interval admissions in any stretch of time, exactly the single
-// bucket's promise. Leasing never over-admits.
+// The TAT is a timeline counted in the bucket's units (gcra.go): every token is a slot one unit
+// long times 2^shift, and a call at count x (now's count) may take the slots that start at or
+// after x and end within tau of it (GCRA's whole rule). A lease is a run of such slots, [lo, hi),
+// claimed from the shared timeline by one compare-and-set and then spent by the goroutines
+// pinned to one P, a slot at a time, on that P's own cache line: a call at x takes the slots from
+// max(lo, x), if they end by hi and within tau of x. Slots that time has passed are skipped,
+// never spent late, so every admission, leased or not, sits in a slot of its own that starts at
+// or after its count and ends within the burst of it: at most burst + the tokens the grid brought
+// in any stretch of time, exactly the single bucket's promise. Leasing never over-admits.
 //
 // What it costs is room: slots leased to one P are spent from the shared timeline while another P
 // may be refused. A lease takes at most 1/(2×rows) of the room the bucket holds when it is taken

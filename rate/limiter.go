@@ -67,7 +67,8 @@ func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.
 // compare-and-set and then spent by the calls on that P on a cache line of their own, so the cores
 // stop passing one word back and forth. A lease holds at most 1/(2×Ps) of the tokens the bucket
 // held when it was taken, and a slot is only spent at or after its own time, never late: leasing
-// never over-admits (at most burst + the tokens accrued in any stretch of time, as without it).
+// never over-admits (at most burst + the tokens the grid brought in any stretch of time, as
+// without it: elapsed × rate, plus at most one unit, a whole token only at 5e8 a second and more).
 // A pull-back or a Release on the shared word retires every lease taken before it. What leasing
 // can cost is room: tokens leased to one P and not yet spent cannot serve another. A P gives its
 // lease back when it runs short and nobody claimed after it; otherwise it keeps it and takes what
