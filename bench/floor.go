@@ -100,8 +100,9 @@ type Part struct {
 // Floor is what one comparison's ward path cannot do without, and the target the issue sets it.
 type Floor struct {
 	Parts  []Part
-	Why    string  // why these parts and no fewer
-	Target float64 // instructions per call the path is held to (issue 25)
+	Why    string   // why these parts and no fewer
+	Target float64  // instructions per call the path is held to (issue 25)
+	Also   []string // ward rows besides "ward" the floor is the floor of
 }
 
 // Floors maps each comparison to the floor of its ward path. Every part is something the design
@@ -118,11 +119,13 @@ var Floors = map[string]Floor{
 		Parts:  []Part{{"call", 1}, {"clock", 1}, {"pin", 1}},
 		Why:    "the ratio is cached, so Allow only loads it; Pass counts the success in the bucket of its instant: a clock read and a per-P write",
 		Target: 150,
+		Also:   []string{"ward-gozero"},
 	},
 	"BreakerRefuse": {
 		Parts:  []Part{{"call", 1}, {"draw", 1}, {"pin", 1}},
 		Why:    "a refusal at a ratio under 1 is a draw against the cached ratio; the refused request counts in the SRE formula (a per-P write); no clock read",
 		Target: 100,
+		Also:   []string{"ward-gozero"},
 	},
 	"Shed": {
 		Parts:  []Part{{"call", 1}, {"pin", 2}, {"clock", 2.0 / 8}},

@@ -30,6 +30,13 @@ func TestFloors(t *testing.T) {
 		if f.Target <= 0 || f.Why == "" || len(f.Parts) == 0 || f.Parts[0] != (Part{"call", 1}) {
 			t.Errorf("floor of %s: target %v, why %q, parts %v (the call first, once)", name, f.Target, f.Why, f.Parts)
 		}
+		for _, also := range f.Also {
+			for _, c := range All {
+				if c.Name == name {
+					impl(c, also) // panics if the comparison has no such row
+				}
+			}
+		}
 		for _, p := range f.Parts {
 			if !probes[p.Op] || !(p.Times > 0) {
 				t.Errorf("floor of %s: part %v has no probe or no share", name, p)
