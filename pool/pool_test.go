@@ -82,7 +82,10 @@ func TestNewValidates(t *testing.T) {
 		{"WithClock", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithClock(nil)); return err }()},
 		{"WithRand", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithRand(nil)); return err }()},
 		{"WithEvictEvery", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithEvictEvery(0)); return err }()},
-		{"WithDialTimeout", func() error { _, err := New(c.open, c.close, DefaultLimits(), WithDialTimeout(-time.Second)); return err }()},
+		{"WithDialTimeout", func() error {
+			_, err := New(c.open, c.close, DefaultLimits(), WithDialTimeout(-time.Second))
+			return err
+		}()},
 	} {
 		if !errors.Is(tc.err, ErrInvalid) || !errors.Is(tc.err, ward.ErrInvalid) || !contains(tc.err.Error(), tc.name) {
 			t.Errorf("%s: err = %v, want an ErrInvalid naming it", tc.name, tc.err)
