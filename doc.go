@@ -62,8 +62,8 @@
 //	rate.PeriodLimiter    Admit, Allow        nothing                       ErrLimited, quota (yes)
 //	failurewindow.Window  Admit(key)          Record(key) for a failure     ErrTooManyFailures,
 //	                                                                        quota (yes)
-//	pool.Pool             Acquire(ctx):       the resource's Release or     ErrRefused (when the
-//	                      blocks in ctx       Destroy (broken)              ward says later)
+//	pool.Pool             Acquire(ctx):       Loan: Release, Destroy        ErrRefused (when the
+//	                      blocks in ctx       (broken)                      ward says later)
 //
 // How Do (and Admission.End) settles an error, and the pure layer behind each type, which takes
 // every instant as an argument and never reads a clock:

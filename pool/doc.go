@@ -5,7 +5,8 @@
 // Stale, Make, Wait, Later, Shed) from the instant and the draw it is given, and never opens,
 // closes or waits. [Pool] is the concurrent pool a server uses as it uses pgxpool's or
 // database/sql's: [Pool.Acquire] blocks until a resource is ready, the ward refuses, or the
-// context ends; [Pool.Release] gives it back and [Pool.Destroy] says it broke.
+// context ends, and returns a [Loan]; [Loan.Release] gives the resource back and [Loan.Destroy]
+// says it broke.
 //
 // # The four limits
 //
@@ -13,7 +14,10 @@
 // idle, Keep how long one may sit idle and Life how long one may live at all ([DefaultLimits]:
 // 10, 10, 30 minutes, forever). The most recently given back resource is lent first: a warm
 // connection is likelier to still be good, and the oldest ones age past Keep and go, which is how
-// a pool shrinks after a burst. A resource is known by identity, so its birth survives every loan
+// a pool shrinks after a burst. Keep is the setting that shrinks a server's pool; Idle below Size
+// closes a resource given back while Idle sit idle, so traffic that swings above Idle in use at
+// once reopens connections all the time (see [Limits].Idle). Idle is a bound at every instant:
+// no reader of [Pool.Stats] ever sees more idle. A resource is known by identity, so its birth survives every loan
 // and Life retires one that has been reused all along. One found past its age when taken is
 // handed back to be closed (Stale), whether or not an eviction has run.
 //
@@ -28,21 +32,55 @@
 //
 // # The concurrent pool
 //
-// Acquire opens a resource on the caller's goroutine, under the caller's context: nothing runs in
-// the background that could outlive the pool, the caller's deadline bounds the dial, and the
-// error goes to the caller who asked. A resource an open produced after its caller gave up is
-// not lost: it goes to the next waiter or the idle stack. Waiters are served in the order they
-// came; a caller arriving while others wait queues behind them rather than taking what is
+// Acquire opens a resource on a goroutine of its own and waits for it until the caller's context
+// ends. The open is given a context that carries the caller's values but not its cancellation,
+// and that ends after the pool's dial timeout ([WithDialTimeout], [DefaultDialTimeout] 5 s): a dial
+// that has started finishes under the pool's own limit, whatever the caller's patience. A caller
+// whose context ends first returns at once with the context's error, even if the open ignores its
+// context, and the resource the open makes goes to the next waiter or the idle set, so a backend
+// slower than callers' deadlines still warms the pool. Its slot stays taken, and counted live and
+// making, until the open returns: an open that ignores its context and never returns holds its
+// slot for ever. An open error, the dial timeout's included, counts as a failed make (breaker and
+// backoff) and goes to the caller if it still waits. A panic in open gives the slot back, counts a
+// failure, and continues on the caller's goroutine (so a server that recovers a handler's panic
+// recovers it); if the caller has already returned, it continues on the open's goroutine, as any
+// goroutine's panic does. An open that calls runtime.Goexit fails the Acquire. An open still under
+// way when the pool closes finishes, and its resource is closed. Waiters are served in the order
+// they came; a caller arriving while others wait queues behind them rather than taking what is
 // released.
+//
+// # Loans
+//
+// Acquire returns a [Loan]: the resource and the loan's generation, a number the resource's slot
+// moves on every time it is lent, taken back or retired. Release and Destroy take the resource
+// back with one compare-and-set of the slot's word against the generation the Loan holds, so a
+// second Release of the same loan (by the same Loan or a copy of it) matches nothing and does
+// nothing, even after the resource was lent to someone else, and the check costs nothing beyond
+// the compare-and-set a Release takes anyway. The price is the handle: a Loan is the pool's
+// address, the resource and two numbers (four words for a pointer resource), returned by value
+// and never allocated, and the caller keeps it rather than the bare resource. Generations are 62
+// bits: a Loan kept while its slot is lent 2⁶² more times could be misread, which no program
+// lives long enough to see.
 //
 // The idle resources are a lock-free LIFO stack of slot numbers with a version tag (one
 // compare-and-set to push, one to pop), with a cache of one resource per P (a processor of the Go
-// scheduler) in front of it once goroutines contend, and a released resource is found from a
-// read-only index replaced whole when a resource is made or retired. Acquiring an idle resource
-// and releasing it take no lock and allocate nothing; the pool's mutex is taken only to make,
-// retire or wait, and, when the ward has a shedder, on every lend and return (the shedder's core
-// is not concurrent). Making or retiring a resource copies the index: cheap at the sizes pools
-// have, linear in Size.
+// scheduler) in front of it once goroutines contend; with Idle below Size a count of the idle
+// resources is reserved before a resource turns idle and given up after it leaves, so the count
+// bounds them at every instant. Acquiring an idle resource and releasing it take no lock and
+// allocate nothing; the pool's mutex is taken only to make, retire or wait, and, when the ward has
+// a shedder, on every lend and return (the shedder's core is not concurrent).
+//
+// # Allocation-free in your build
+//
+// Go compiles a generic type's methods in the package that instantiates it: Pool[*YourConn] is
+// compiled in your package, and there the compiler can inline a call into one of ward's internal
+// packages only if the export data it reads carries that function's body, which a package that
+// imports pool alone does not always bring in. So the idle path does not depend on it: every
+// lock-free step (the idle stack, the Ps' caches, the idle count, the coarse clock, the loan's
+// check) lives in code that does not depend on T and is compiled once, in this package, and the
+// generic methods call it; none of it ranges over an iterator, whose closure would escape to the
+// heap wherever the iterator is not inlined. The test suite checks the idle path allocates
+// nothing from a package that imports pool and nothing else of ward's.
 //
 // # Which idle resource Acquire lends
 //
@@ -89,10 +127,15 @@
 //   - The ward's parts are asked in an order that leaves no trace in a part that did not refuse:
 //     the backoff and the bucket's wait (Later), the shedder, then the breaker (Shed); the bucket's
 //     token is spent only on a Make. Lending an idle resource asks only the shedder.
-//   - Pool.Release or Pool.Destroy of a resource the pool did not lend (never acquired, or
-//     released already) does nothing: it may be another caller's. Release after Close closes it.
-//   - An open that fails with the caller's own cancellation gives the reservation back without
-//     counting a failure in the breaker or starting the backoff; any other open error counts.
+//   - A Release or Destroy of a loan that has ended (released or destroyed already, by this Loan
+//     or a copy) does nothing: the resource may be another caller's now. The zero Loan's Release
+//     and Destroy do nothing. Release after Close closes the resource.
+//   - A caller whose context ends while it waits in the queue leaves it; one served as it gives
+//     up passes what it was served on (a resource to the next caller, a reservation back
+//     uncounted).
+//   - Stats' fields are read one after another while the pool runs: under concurrent use they
+//     need not add up. With Idle below Size, Stats.Idle is the idle count, which also counts a
+//     resource on its way in or out of the idle set, and is never above Limits.Idle.
 //   - When the ward refuses a make while callers wait (Later or Shed), every waiter gets the
 //     refusal: nothing else would wake them when the wait is over.
 //   - The idle stack's version tag is 32 bits: a pop that stalls while exactly a multiple of 2³²
