@@ -71,10 +71,10 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-// key renders the attribute values in the order ward.kind, ward.name, ward.reason.
+// key renders the attribute values in the order ward.kind, ward.name, ward.reason, ward.outcome.
 func key(s attribute.Set) string {
 	out := "{"
-	for _, k := range []attribute.Key{"ward.kind", "ward.name", "ward.reason"} {
+	for _, k := range []attribute.Key{"ward.kind", "ward.name", "ward.reason", "ward.outcome"} {
 		if v, ok := s.Value(k); ok {
 			if len(out) > 1 {
 				out += ","
