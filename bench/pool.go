@@ -8,36 +8,31 @@ import (
 
 	"github.com/jackc/puddle/v2"
 
-	"github.com/wardgo/ward/pool"
+	upool "github.com/wardgo/ward/bench/user/pool"
 )
 
 // Conn is the resource the pool benchmarks lend: a pointer, as a connection handle is (a
 // non-empty struct, so each one has an address of its own).
 type Conn struct{ _ int }
 
-// Borrow is one pool under test: acquire, use, give back.
-type Borrow func(ctx context.Context) (release func(), err error)
+// Borrow is one pool under test: acquire, run use while holding the resource, give it back. A
+// user's program calls Release on what Acquire returned; it does not take a method value of it,
+// which allocates a closure per call, so neither does the suite.
+type Borrow func(ctx context.Context, use func()) error
 
-// PoolImpls returns the pools compared, each of size: ward's pool.Pool and pgx's puddle/v2.
-// vitess's smartconnpool is not among them: it imports vitess's servenv, log and vterrors, and
-// through them most of the vitess module's 270 requirements.
+// PoolImpls returns the pools compared, each of size: ward's pool.Pool (as a user's package calls
+// it, package user/pool) and pgx's puddle/v2. vitess's smartconnpool is not among them: it imports
+// vitess's servenv, log and vterrors, and through them most of the vitess module's 270
+// requirements.
 func PoolImpls(size int) map[string]func() (Borrow, func()) {
 	open := func(context.Context) (*Conn, error) { return &Conn{}, nil }
 	return map[string]func() (Borrow, func()){
 		"ward": func() (Borrow, func()) {
-			l := pool.DefaultLimits()
-			l.Size, l.Idle = size, size
-			p, err := pool.New(open, func(*Conn) {}, l)
+			borrow, closePool, err := upool.Borrow(size)
 			if err != nil {
 				panic(err)
 			}
-			return func(ctx context.Context) (func(), error) {
-				c, err := p.Acquire(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return c.Release, nil
-			}, p.Close
+			return borrow, closePool
 		},
 		"puddle": func() (Borrow, func()) {
 			p, err := puddle.NewPool(&puddle.Config[*Conn]{
@@ -46,12 +41,14 @@ func PoolImpls(size int) map[string]func() (Borrow, func()) {
 			if err != nil {
 				panic(err)
 			}
-			return func(ctx context.Context) (func(), error) {
+			return func(ctx context.Context, use func()) error {
 				r, err := p.Acquire(ctx)
 				if err != nil {
-					return nil, err
+					return err
 				}
-				return r.Release, nil
+				use()
+				r.Release()
+				return nil
 			}, p.Close
 		},
 	}
@@ -72,14 +69,13 @@ func Contend(borrow Borrow, goroutines, n int) []time.Duration {
 				k++
 			}
 			w := make([]time.Duration, 0, k)
+			var t time.Time
+			use := func() { w = append(w, time.Since(t)) } // one closure per goroutine
 			for range k {
-				t := time.Now()
-				release, err := borrow(ctx)
-				w = append(w, time.Since(t))
-				if err != nil {
+				t = time.Now()
+				if err := borrow(ctx, use); err != nil {
 					panic(err)
 				}
-				release()
 			}
 			waits[g] = w
 		}()

@@ -17,7 +17,7 @@ func BenchmarkPoolIdle(b *testing.B) {
 			b.ReportAllocs()
 			switch impl {
 			case "ward": // as a user's package calls it (package user/pool)
-				borrow, closePool, err := upool.Idle(64)
+				borrow, closePool, err := upool.Borrow(64)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -25,7 +25,7 @@ func BenchmarkPoolIdle(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					ctx := context.Background()
 					for pb.Next() {
-						if err := borrow(ctx); err != nil {
+						if err := borrow(ctx, None); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -58,6 +58,7 @@ func BenchmarkPoolContended(b *testing.B) {
 		b.Run("impl="+impl, func(b *testing.B) {
 			borrow, closePool := PoolImpls(8)[impl]()
 			defer closePool()
+			b.ReportAllocs()
 			start := time.Now()
 			waits := Contend(borrow, 64, b.N)
 			elapsed := time.Since(start)
