@@ -59,68 +59,34 @@ func TestNewCoreErrors(t *testing.T) {
 	}
 }
 
-// coreTrace runs steps on c: a record step counts a failure at its instant (the table's instant
-// too), any other step checks Admit's answer.
+// coreTrace runs steps on c; a record step's instant is the table's instant too.
 func coreTrace(t *testing.T, c *Core, key string, steps []step) {
 	t.Helper()
-	for i, s := range steps {
-		if s.record {
-			c.Record(key, s.at)
-			continue
-		}
-		ok, retry := c.Admit(key, s.at)
-		if ok != s.ok || retry != s.retry {
-			t.Fatalf("step %d: Admit(%q, %v) = %v, %v; want %v, %v", i, key, time.Duration(s.at), ok, retry, s.ok, s.retry)
-		}
-	}
+	traceCalls(t, c.Admit, c.Record, key, steps)
 }
 
 // TestCoreTrace: the Window's trace tables, on the Core: the window's boundary, a clock going
 // back by less than a window and by more (a pull-back), and the ends of int64.
 func TestCoreTrace(t *testing.T) {
-	c := newCore(t, 3, 10*time.Second)
-	coreTrace(t, c, "10.0.0.1", []step{
-		{at: 0, record: true},
-		{at: 1 * sec, record: true},
-		{at: 2 * sec, ok: true},
-		{at: 2 * sec, record: true},
-		{at: 2 * sec, ok: false, retry: 8 * time.Second},
-		{at: 10*sec - 1, ok: false, retry: 1},
-		{at: 10 * sec, ok: true},
-		{at: 10 * sec, record: true},
-		{at: 10 * sec, ok: false, retry: time.Second},
-		{at: 30 * sec, record: true},
-		{at: 30 * sec, record: true},
-		{at: 30 * sec, record: true},
-		{at: 30 * sec, record: true}, // a fourth at the limit: the oldest gives its place
-		{at: 39 * sec, ok: false, retry: time.Second},
-		{at: 40 * sec, ok: true},
-	})
-	if s := c.Snapshot(); s.Stored != 3 || s.Keys != 1 {
-		t.Fatalf("snapshot %+v, want 3 stamps of one key", s)
+	for _, c := range []struct {
+		name   string
+		limit  int
+		window time.Duration
+		key    string
+		steps  []step
+		stored int64
+	}{
+		{"boundary", 3, 10 * time.Second, "10.0.0.1", boundarySteps, 3},
+		{"backwards", 2, 10 * time.Second, "k", backwardsSteps, 2},
+		{"pull-back", 2, 10 * time.Second, "k", pullBackSteps, 2},
+		{"ends of int64", 1, time.Minute, "k", extremeSteps, 1},
+	} {
+		core := newCore(t, c.limit, c.window)
+		t.Run(c.name, func(t *testing.T) { coreTrace(t, core, c.key, c.steps) })
+		if s := core.Snapshot(); s.Stored != c.stored || s.Keys != 1 {
+			t.Errorf("%s: snapshot %+v, want %d stamps of one key", c.name, s, c.stored)
+		}
 	}
-	c = newCore(t, 2, 10*time.Second)
-	coreTrace(t, c, "k", []step{
-		{at: 50 * sec, record: true},
-		{at: 45 * sec, record: true},                       // 5 s back: stamped at 50 s
-		{at: 40 * sec, ok: false, retry: 10 * time.Second}, // a window ahead exactly: not pulled back
-		{at: 60*sec - 1, ok: false, retry: 1},
-		{at: 60 * sec, ok: true},
-		{at: 200 * sec, record: true},
-		{at: 200 * sec, record: true},
-		{at: 20 * sec, ok: false, retry: 10 * time.Second}, // 180 s back: pulled back to 20 s
-		{at: 30 * sec, ok: true},
-		{at: 200 * sec, ok: true}, // the stamps were moved, not read anew
-	})
-	c = newCore(t, 1, time.Minute)
-	coreTrace(t, c, "k", []step{
-		{at: math.MinInt64, record: true},
-		{at: math.MaxInt64, ok: true},
-		{at: math.MinInt64, ok: false, retry: time.Minute},
-		{at: math.MaxInt64, record: true},
-		{at: math.MinInt64, ok: false, retry: time.Minute}, // pulled back to the other end
-		{at: math.MinInt64 + int64(time.Minute), ok: true},
-	})
 }
 
 // TestCoreForeignInstant: RecordAt of one key at an instant of another origin, far ahead of the

@@ -59,14 +59,21 @@ type step struct {
 
 func trace(t *testing.T, w *Window, key string, steps []step) {
 	t.Helper()
+	traceCalls(t, w.AdmitAt, w.RecordAt, key, steps)
+}
+
+// traceCalls runs steps: a record step counts a failure at its instant, any other step checks
+// admit's answer.
+func traceCalls(t *testing.T, admit func(string, int64) (bool, time.Duration), record func(string, int64), key string, steps []step) {
+	t.Helper()
 	for i, s := range steps {
 		if s.record {
-			w.RecordAt(key, s.at)
+			record(key, s.at)
 			continue
 		}
-		ok, retry := w.AdmitAt(key, s.at)
+		ok, retry := admit(key, s.at)
 		if ok != s.ok || retry != s.retry {
-			t.Fatalf("step %d: AdmitAt(%q, %v) = %v, %v; want %v, %v", i, key, time.Duration(s.at), ok, retry, s.ok, s.retry)
+			t.Fatalf("step %d: admit(%q, %v) = %v, %v; want %v, %v", i, key, time.Duration(s.at), ok, retry, s.ok, s.retry)
 		}
 	}
 }
@@ -75,26 +82,7 @@ func trace(t *testing.T, w *Window, key string, steps []step) {
 // window later it is out. A refused key is told the wait until limit − 1 remain.
 func TestBoundary(t *testing.T) {
 	w := newWindow(t, 3, 10*time.Second)
-	trace(t, w, "10.0.0.1", []step{
-		{at: 0, ok: true},
-		{at: 0, record: true},
-		{at: 1 * sec, record: true},
-		{at: 2 * sec, ok: true}, // two failures: under the limit
-		{at: 2 * sec, record: true},
-		{at: 2 * sec, ok: false, retry: 8 * time.Second},
-		{at: 10*sec - 1, ok: false, retry: 1},
-		{at: 10 * sec, ok: true},     // the first failure is exactly a window old: out
-		{at: 10 * sec, record: true}, // three again: 1s, 2s, 10s
-		{at: 10 * sec, ok: false, retry: time.Second},
-		{at: 11 * sec, ok: true},
-		{at: 30 * sec, ok: true}, // all expired: like an absent key
-		{at: 30 * sec, record: true},
-		{at: 30 * sec, record: true},
-		{at: 30 * sec, record: true},
-		{at: 30 * sec, record: true}, // a fourth at the limit: the oldest gives its place
-		{at: 39 * sec, ok: false, retry: time.Second},
-		{at: 40 * sec, ok: true},
-	})
+	trace(t, w, "10.0.0.1", boundarySteps)
 	if s := w.Snapshot(); s.Stored != 3 || s.Keys != 1 {
 		t.Fatalf("snapshot %+v, want 3 stamps of one key", s)
 	}
@@ -105,15 +93,7 @@ func TestBoundary(t *testing.T) {
 // the wait is held to (0, window].
 func TestClockBackwards(t *testing.T) {
 	w := newWindow(t, 2, 10*time.Second)
-	trace(t, w, "k", []step{
-		{at: 50 * sec, record: true},
-		{at: 45 * sec, record: true},                       // 5 s back: stamped at 50 s
-		{at: 45 * sec, ok: false, retry: 10 * time.Second}, // 50 + 10 − 45 = 15 s, held to the window
-		{at: 40 * sec, ok: false, retry: 10 * time.Second}, // a window ahead exactly: not pulled back
-		{at: 55 * sec, ok: false, retry: 5 * time.Second},  // so the stamps still leave at 60 s
-		{at: 60*sec - 1, ok: false, retry: 1},
-		{at: 60 * sec, ok: true}, // both stamps at 50 s left together
-	})
+	trace(t, w, "k", backwardsSteps)
 }
 
 // TestPullBack: stamps more than a window later than the instant of a call that reads them (a
@@ -122,20 +102,7 @@ func TestClockBackwards(t *testing.T) {
 // failure dropped).
 func TestPullBack(t *testing.T) {
 	w := newWindow(t, 2, 10*time.Second)
-	trace(t, w, "k", []step{
-		{at: 100 * sec, record: true},
-		{at: 100 * sec, record: true},
-		{at: 20 * sec, ok: false, retry: 10 * time.Second}, // 80 s back: pulled back to 20 s
-		{at: 30*sec - 1, ok: false, retry: 1},
-		{at: 30 * sec, ok: true},
-		{at: 100 * sec, ok: true}, // the stamps were moved, not read anew: still out
-		{at: 200 * sec, record: true},
-		{at: 500 * sec, record: true},               // 300 s ahead of the first: it leaves
-		{at: 0, record: true},                       // 500 s back: pulled back to 0, then stamped 0
-		{at: 0, ok: false, retry: 10 * time.Second}, // two failures at 0
-		{at: -time.Hour.Nanoseconds(), ok: false, retry: 10 * time.Second},
-		{at: -time.Hour.Nanoseconds() + 10*sec, ok: true}, // pulled back to −1 h, out 10 s later
-	})
+	trace(t, w, "k", pullBackSteps)
 	if s := w.Snapshot(); s.Stored != 2 || s.Keys != 1 {
 		t.Fatalf("snapshot %+v, want the two stamps of one key", s)
 	}
@@ -232,16 +199,7 @@ func TestSweepPulledBack(t *testing.T) {
 // "expired".
 func TestExtremeInstants(t *testing.T) {
 	w := newWindow(t, 1, time.Minute)
-	trace(t, w, "k", []step{
-		{at: math.MinInt64, record: true},
-		{at: math.MaxInt64, ok: true}, // the whole clock later: out
-		{at: math.MinInt64, ok: false, retry: time.Minute},
-		{at: math.MinInt64 + int64(time.Minute), ok: true},
-		{at: math.MaxInt64, record: true},
-		{at: math.MaxInt64, ok: false, retry: time.Minute},
-		{at: math.MinInt64, ok: false, retry: time.Minute}, // pulled back to the other end
-		{at: math.MinInt64 + int64(time.Minute), ok: true},
-	})
+	trace(t, w, "k", extremeSteps)
 }
 
 func TestEmptyAndLongKeys(t *testing.T) {
@@ -405,3 +363,60 @@ func TestNewest(t *testing.T) {
 		}
 	}
 }
+
+// The trace tables, run on a Window and on a Core.
+var (
+	boundarySteps = []step{
+		{at: 0, ok: true},
+		{at: 0, record: true},
+		{at: 1 * sec, record: true},
+		{at: 2 * sec, ok: true}, // two failures: under the limit
+		{at: 2 * sec, record: true},
+		{at: 2 * sec, ok: false, retry: 8 * time.Second},
+		{at: 10*sec - 1, ok: false, retry: 1},
+		{at: 10 * sec, ok: true},     // the first failure is exactly a window old: out
+		{at: 10 * sec, record: true}, // three again: 1s, 2s, 10s
+		{at: 10 * sec, ok: false, retry: time.Second},
+		{at: 11 * sec, ok: true},
+		{at: 30 * sec, ok: true}, // all expired: like an absent key
+		{at: 30 * sec, record: true},
+		{at: 30 * sec, record: true},
+		{at: 30 * sec, record: true},
+		{at: 30 * sec, record: true}, // a fourth at the limit: the oldest gives its place
+		{at: 39 * sec, ok: false, retry: time.Second},
+		{at: 40 * sec, ok: true},
+	}
+	backwardsSteps = []step{
+		{at: 50 * sec, record: true},
+		{at: 45 * sec, record: true},                       // 5 s back: stamped at 50 s
+		{at: 45 * sec, ok: false, retry: 10 * time.Second}, // 50 + 10 − 45 = 15 s, held to the window
+		{at: 40 * sec, ok: false, retry: 10 * time.Second}, // a window ahead exactly: not pulled back
+		{at: 55 * sec, ok: false, retry: 5 * time.Second},  // so the stamps still leave at 60 s
+		{at: 60*sec - 1, ok: false, retry: 1},
+		{at: 60 * sec, ok: true}, // both stamps at 50 s left together
+	}
+	pullBackSteps = []step{
+		{at: 100 * sec, record: true},
+		{at: 100 * sec, record: true},
+		{at: 20 * sec, ok: false, retry: 10 * time.Second}, // 80 s back: pulled back to 20 s
+		{at: 30*sec - 1, ok: false, retry: 1},
+		{at: 30 * sec, ok: true},
+		{at: 100 * sec, ok: true}, // the stamps were moved, not read anew: still out
+		{at: 200 * sec, record: true},
+		{at: 500 * sec, record: true},               // 300 s ahead of the first: it leaves
+		{at: 0, record: true},                       // 500 s back: pulled back to 0, then stamped 0
+		{at: 0, ok: false, retry: 10 * time.Second}, // two failures at 0
+		{at: -time.Hour.Nanoseconds(), ok: false, retry: 10 * time.Second},
+		{at: -time.Hour.Nanoseconds() + 10*sec, ok: true}, // pulled back to −1 h, out 10 s later
+	}
+	extremeSteps = []step{
+		{at: math.MinInt64, record: true},
+		{at: math.MaxInt64, ok: true}, // the whole clock later: out
+		{at: math.MinInt64, ok: false, retry: time.Minute},
+		{at: math.MinInt64 + int64(time.Minute), ok: true},
+		{at: math.MaxInt64, record: true},
+		{at: math.MaxInt64, ok: false, retry: time.Minute},
+		{at: math.MinInt64, ok: false, retry: time.Minute}, // pulled back to the other end
+		{at: math.MinInt64 + int64(time.Minute), ok: true},
+	}
+)
