@@ -93,7 +93,7 @@ func main() {
 	sec := time.Duration(*seconds) * time.Second
 	if *only == "step" {
 		for _, m := range []string{"none", "shed", "shed-sched"} {
-			c := step(*service, []string{"-mode", "cpu", "-work", "2ms"}, m)
+			c := step(*service, []string{"-mode", "cpu", "-work", "5ms"}, m)
 			b, _ := json.Marshal(c)
 			fmt.Println(string(b))
 		}
@@ -110,9 +110,9 @@ func main() {
 	}
 	// Knee from cold: no warm-up, 4× from the first request.
 	cold := cell(*service, nil, "knee", 4, 4*capacity, 0, 10*time.Second)
-	// The CPU-bound service of one CPU: 2 ms of CPU a call, 1 s at 0.4× its nominal capacity (500
+	// The CPU-bound service of one CPU: 5 ms of CPU a call, 1 s at 0.4× its nominal capacity (200
 	// calls a second), then 4× for 10 s, from the first request.
-	cpuArgs := []string{"-mode", "cpu", "-work", "2ms"}
+	cpuArgs := []string{"-mode", "cpu", "-work", "5ms"}
 	var steps []Cell
 	for _, m := range []string{"none", "shed", "shed-sched"} {
 		steps = append(steps, step(*service, cpuArgs, m))
@@ -219,13 +219,24 @@ func summarize(v []time.Duration) summary {
 	return summary{len(v), q(0.5), q(0.9), q(0.99), float64(v[len(v)-1]) / float64(time.Millisecond)}
 }
 
+// serverStats reads the service's figures, trying for up to a minute: an overloaded service may
+// take long to accept a connection. It returns empty figures if the service never answers.
 func serverStats(addr string) stats {
-	r, err := http.Get("http://" + addr + "/stats")
-	must(err)
-	defer r.Body.Close()
-	var st stats
-	must(json.NewDecoder(r.Body).Decode(&st))
-	return st
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < 6; i++ {
+		r, err := c.Get("http://" + addr + "/stats")
+		if err != nil {
+			continue
+		}
+		var st stats
+		err = json.NewDecoder(r.Body).Decode(&st)
+		r.Body.Close()
+		if err == nil {
+			return st
+		}
+	}
+	log.Printf("driver: no figures from the service at %s", addr)
+	return stats{}
 }
 
 // fill completes a cell from the client's results and the server's stats.
@@ -279,7 +290,7 @@ func cell(service string, args []string, mode string, load, rate float64, warm, 
 // figures are of the last 5 s, the trace of the whole run; the client's first refusal after the
 // step is the shedder's time to hot.
 func step(service string, args []string, mode string) Cell {
-	const nominal = 500.0
+	const nominal = 200.0
 	cmd, addr := start(service, args, mode)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	c := Cell{Mode: mode, Load: 4, Rate: 4 * nominal, Seconds: 5, LoadAvg: loadavg()}
@@ -364,7 +375,7 @@ func report(base Cell, cells []Cell, cold Cell, steps []Cell, seconds int) strin
 	fmt.Fprintf(&b, "## Knee from a cold start\n\nA fresh service under Knee at 4× from its first request (no warm-up), %.0f s, load average %s: the limit went through %v (every 100 ms, distinct values in order) and lay within [20, 40] for good from %.1f s on; goodput %.0f rps over the run, admitted p99 %.1f ms (server).\n\n",
 		cold.Seconds, cold.LoadAvg, limits(cold.Trace), coldSettle(cold.Trace, 20, 40), cold.GoodputRPS, cold.Admitted.P99)
 	b.WriteString("## The shedder on a CPU-bound service: a step overload\n\n")
-	b.WriteString("The service in `-mode cpu`: each call computes for 2 ms of CPU, GOMAXPROCS=1 (a server of one CPU), nominal capacity 500 calls a second (less the HTTP work). `shed` reads the CPU with shed's own sampler (the process's own time over GOMAXPROCS CPUs, folded by the preset CPUPolicy); `shed-sched` gives the same shedder a reading from the Go scheduler's view (the share of 10 ms ticks that find a goroutine waiting for the one P, folded by the same shed.CPUAverage), which reads a saturated P as hot even when other load on the machine keeps the process from a whole core. The driver sends 0.4× capacity for 1 s, so the sampler's first readings are low, then 4× (2000 a second) for 10 s. Time to hot: from the step to the first refusal the client saw. Client figures of the last 5 s; server figures (the service's own, from its outermost handler's entry to its return) of the whole run.\n\n")
+	b.WriteString("The service in `-mode cpu`: each call computes for 5 ms of CPU, GOMAXPROCS=1 (a server of one CPU), nominal capacity 200 calls a second (less the HTTP work). `shed` reads the CPU with shed's own sampler (the process's own time over GOMAXPROCS CPUs, folded by the preset CPUPolicy); `shed-sched` gives the same shedder a reading from the Go scheduler's view (the share of 10 ms ticks that find a goroutine waiting for the one P, folded by the same shed.CPUAverage), which reads a saturated P as hot even when other load on the machine keeps the process from a whole core. The driver sends 0.4× capacity for 1 s, so the sampler's first readings are low, then 4× (800 a second) for 10 s. Time to hot: from the step to the first refusal the client saw. Client figures of the last 5 s; server figures (the service's own, from its outermost handler's entry to its return) of the whole run.\n\n")
 	b.WriteString("| protection | time to hot | goodput rps | admitted p99 ms (client) | refused rps | refused p50 ms (client) | refused p99 ms (client) | refused p99 ms (server) | client errors | load avg |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range steps {
 		hot := "never"

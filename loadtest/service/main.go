@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wardgo/ward/adaptive"
@@ -94,15 +95,25 @@ func spin(n int) uint64 {
 	return x
 }
 
-// calibrate returns how many rounds of spin take d of CPU on this machine, measured over 200 ms
-// before the server starts.
+// calibrate returns how many rounds of spin take d of CPU on this machine, measured over 200 ms of
+// the process's own CPU time (not wall time: on a busy machine the process is off the CPU part of
+// the time) before the server starts.
 func calibrate(d time.Duration) int {
-	n, start := 0, time.Now()
-	for time.Since(start) < 200*time.Millisecond {
+	n, start := 0, cpuTime()
+	for cpuTime()-start < 200*time.Millisecond {
 		sink.Add(spin(10000))
 		n += 10000
 	}
-	return int(float64(n) * float64(d) / float64(time.Since(start)))
+	return int(float64(n) * float64(d) / float64(cpuTime()-start))
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // protection is the middleware each mode puts in front of the work; it traces the protection's
