@@ -72,15 +72,10 @@
 //     catches a write under way, or a key whose stamps need a pull-back, judges under the shard's
 //     lock instead. Admit of a known key hashes it once and writes no shared word, so readers on
 //     different cores never pass a cache line back and forth.
-//   - xsync's MapOf (github.com/puzpuzpuz/xsync/v3) was measured as the index instead (the bench
-//     module, make bench-deps, 2 cores, Go 1.26): its lookup of a known key is faster in
-//     isolation (about 12 ns against this one's 18 at one core), but it costs about 56 B per key
-//     in nodes and buckets against this index's 12 to 24, which would take the table from 156 to
-//     about 196 B per stored failure, and it gives only the lookup: its Range is no uniform random
-//     probe, so the dense array and the shard lock would stay, and the entry's stamps would still
-//     need publishing for lock-free reading. Admit as a whole (the clock read included) is faster
-//     than a mutex-guarded map at one core and more than twice as fast at two. So the core
-//     module does not depend on xsync.
+//   - The index is ward's own rather than xsync's MapOf: a general map costs several times the
+//     index's bytes per key, and gives only the lookup (its Range is no uniform random probe, so
+//     the dense array and the shard lock would stay, and the entry's stamps would still need
+//     publishing for lock-free reading). The figures of that comparison are in the README.
 //   - A sweep (dropping expired stamps and empty keys) runs inside Record when the stored count has
 //     doubled since the last sweep or a window has passed since it (a last sweep more than a
 //     window later than now counts as due); [Window.Sweep] runs one on demand. An eviction probe
@@ -88,9 +83,7 @@
 //   - Configuration errors match [ErrInvalid] and ward.ErrInvalid and name the parameter or
 //     option: a zero or negative limit or window, a limit over [MaxStoredFailures], a nil option,
 //     clock or predicate.
-//   - Memory at the bound, measured by TestSimMemory (39-character IPv6 keys, one failure each,
-//     Go 1.26, amd64): about 156 B per stored failure (16 of them the index, which ranges from
-//     about 12 to 24 B per key as a shard's index fills and is rebuilt), 39 MiB for a full
-//     table. The figure counts the table's own copy of every key; the caller's strings are not in
-//     it.
+//   - Memory: each stored failure costs its stamp, a share of its entry and of the index, and
+//     the table's own copy of its key (the caller's strings are not kept); README gives the
+//     measured bytes per stored failure and for a full table.
 package failurewindow
