@@ -64,23 +64,22 @@ func WithWard(w Ward) Option {
 // WithEvictEvery starts a goroutine that calls [Pool.Evict] every d until [Pool.Close]. d must be
 // > 0; without this option nothing runs in the background, and Evict may be called by hand.
 func WithEvictEvery(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return contract.Field(ErrInvalid, "WithEvictEvery", d, "> 0")
-		}
-		c.every = d
-		return nil
-	}
+	return positive("WithEvictEvery", d, func(c *config) *time.Duration { return &c.every })
 }
 
 // WithDialTimeout bounds each open by d ([DefaultDialTimeout] by default): the context open is
 // given ends d after it starts, whatever the caller's context does. d must be > 0.
 func WithDialTimeout(d time.Duration) Option {
+	return positive("WithDialTimeout", d, func(c *config) *time.Duration { return &c.dial })
+}
+
+// positive is the option name setting the duration field returns to d, which must be > 0.
+func positive(name string, d time.Duration, field func(*config) *time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return contract.Field(ErrInvalid, "WithDialTimeout", d, "> 0")
+			return contract.Field(ErrInvalid, name, d, "> 0")
 		}
-		c.dial = d
+		*field(c) = d
 		return nil
 	}
 }
