@@ -8,6 +8,21 @@
 //		grpc.ChainUnaryInterceptor(wardgrpc.UnaryServerInterceptor(lim)),
 //		grpc.ChainStreamInterceptor(wardgrpc.StreamServerInterceptor(lim)))
 //
+// # Per method, and at the tap
+//
+// [ByMethod] builds a [Methods]: a guard per full method name and a fallback for the rest, in
+// one interceptor of each kind. Its [Methods.Tap], installed with grpc.InTapHandle, admits a
+// call before its request is read (the cheapest refusal a server can make) and leaves the
+// admission in the call's context for the same Methods' interceptors to settle when the handler
+// returns; a call the tap admitted that never reaches them settles when its context ends, so
+// nothing stays held. [Methods] says what a tap refusal carries and which guard must not be used
+// there.
+//
+//	m, _ := wardgrpc.ByMethod(map[string]ward.Guard{"/shop.Orders/Export": exportLim}, apiLim)
+//	srv := grpc.NewServer(grpc.InTapHandle(m.Tap),
+//		grpc.ChainUnaryInterceptor(m.UnaryServerInterceptor()),
+//		grpc.ChainStreamInterceptor(m.StreamServerInterceptor()))
+//
 // # Refusals
 //
 // A refused call never reaches the handler (or, on a client, the network). It ends with
@@ -119,51 +134,63 @@ func pushback(err error) (metadata.MD, bool) {
 // UnaryServerInterceptor admits each unary call through g (see the package doc).
 func UnaryServerInterceptor(g ward.Guard) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		a, err := g.Admit(ctx)
-		if err != nil {
-			if md, ok := pushback(err); ok {
-				_ = grpc.SetTrailer(ctx, md)
-			}
-			return nil, notAdmitted(err)
-		}
-		defer a.Fail() // a no-op once settled: only a panicking handler gets here unsettled
-		resp, herr := handler(ctx, req)
-		a.End(ctx, outcome(herr))
-		return resp, herr
+		return unaryServer(ctx, g, req, handler)
 	}
+}
+
+func unaryServer(ctx context.Context, g ward.Guard, req any, handler grpc.UnaryHandler) (any, error) {
+	a, err := g.Admit(ctx)
+	if err != nil {
+		if md, ok := pushback(err); ok {
+			_ = grpc.SetTrailer(ctx, md)
+		}
+		return nil, notAdmitted(err)
+	}
+	defer a.Fail() // a no-op once settled: only a panicking handler gets here unsettled
+	resp, herr := handler(ctx, req)
+	a.End(ctx, outcome(herr))
+	return resp, herr
 }
 
 // StreamServerInterceptor admits each stream through g, for the stream's whole life.
 func StreamServerInterceptor(g ward.Guard) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		ctx := ss.Context()
-		a, err := g.Admit(ctx)
-		if err != nil {
-			if md, ok := pushback(err); ok {
-				ss.SetTrailer(md)
-			}
-			return notAdmitted(err)
-		}
-		defer a.Fail() // a no-op once settled: only a panicking handler gets here unsettled
-		herr := handler(srv, ss)
-		a.End(ctx, outcome(herr))
-		return herr
+		return streamServer(g, srv, ss, handler)
 	}
+}
+
+func streamServer(g ward.Guard, srv any, ss grpc.ServerStream, handler grpc.StreamHandler) error {
+	ctx := ss.Context()
+	a, err := g.Admit(ctx)
+	if err != nil {
+		if md, ok := pushback(err); ok {
+			ss.SetTrailer(md)
+		}
+		return notAdmitted(err)
+	}
+	defer a.Fail() // a no-op once settled: only a panicking handler gets here unsettled
+	herr := handler(srv, ss)
+	a.End(ctx, outcome(herr))
+	return herr
 }
 
 // UnaryClientInterceptor admits each outgoing unary call through g (a breaker, an adaptive client
 // limit, a rate limit); a refused call is not sent and ends with a [*Refused].
 func UnaryClientInterceptor(g ward.Guard) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		a, err := g.Admit(ctx)
-		if err != nil {
-			return notAdmitted(err)
-		}
-		defer a.Fail() // a no-op once settled: only a panicking invoker gets here unsettled
-		ierr := invoker(ctx, method, req, reply, cc, opts...)
-		a.End(ctx, outcome(ierr))
-		return ierr
+		return unaryClient(ctx, g, method, req, reply, cc, invoker, opts)
 	}
+}
+
+func unaryClient(ctx context.Context, g ward.Guard, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
+	a, err := g.Admit(ctx)
+	if err != nil {
+		return notAdmitted(err)
+	}
+	defer a.Fail() // a no-op once settled: only a panicking invoker gets here unsettled
+	ierr := invoker(ctx, method, req, reply, cc, opts...)
+	a.End(ctx, outcome(ierr))
+	return ierr
 }
 
 // StreamClientInterceptor admits each outgoing stream through g and holds the admission for the
@@ -186,23 +213,27 @@ func UnaryClientInterceptor(g ward.Guard) grpc.UnaryClientInterceptor {
 //     waits ends the call with codes.Canceled or codes.DeadlineExceeded, nothing opened.
 func StreamClientInterceptor(g ward.Guard) grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		a, err := g.Admit(ctx)
-		if err != nil {
-			return nil, notAdmitted(err)
-		}
-		cs, err := streamer(ctx, desc, cc, method, opts...)
-		if err != nil {
-			a.End(ctx, outcome(err))
-			return nil, err
-		}
-		s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams, ctx: ctx, a: a}
-		s.stop = context.AfterFunc(ctx, func() {
-			if !s.done.Swap(true) {
-				s.a.End(ctx, outcome(status.FromContextError(ctx.Err()).Err()))
-			}
-		})
-		return s, nil
+		return streamClient(ctx, g, desc, cc, method, streamer, opts)
 	}
+}
+
+func streamClient(ctx context.Context, g ward.Guard, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts []grpc.CallOption) (grpc.ClientStream, error) {
+	a, err := g.Admit(ctx)
+	if err != nil {
+		return nil, notAdmitted(err)
+	}
+	cs, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		a.End(ctx, outcome(err))
+		return nil, err
+	}
+	s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams, ctx: ctx, a: a}
+	s.stop = context.AfterFunc(ctx, func() {
+		if !s.done.Swap(true) {
+			s.a.End(ctx, outcome(status.FromContextError(ctx.Err()).Err()))
+		}
+	})
+	return s, nil
 }
 
 // heldStream is a client stream holding its admission until it ends; end runs once.
