@@ -177,7 +177,7 @@ func FuzzBucket(f *testing.F) {
 			if a, b2 := b.TokensAt(now), l.TokensAt(now); a != b2 || b.Left(now) != l.Left(now) || b.Next(now, 1) != l.Next(now, 1) {
 				t.Fatalf("at %d: TokensAt %v and %v, Left %d and %d, Next %v and %v", now, a, b2, b.Left(now), l.Left(now), b.Next(now, 1), l.Next(now, 1))
 			}
-			if tok, left := b.TokensAt(now), b.Left(now); !(tok >= 0 && tok <= float64(burst)) || left < 0 || left > burst || math.Abs(float64(left)-tok) >= 1 {
+			if tok, left := b.TokensAt(now), b.Left(now); !(tok >= 0 && tok <= float64(burst)) || left < 0 || left > burst || math.Abs(float64(left)-tok) >= 1+tok*1e-12 {
 				t.Fatalf("Bucket: %v tokens, Left %d", tok, left)
 			}
 			if !ok && wait > 1 && wait != Forever && now <= math.MaxInt64-int64(wait) && cost(c) <= burst {
