@@ -86,7 +86,7 @@ func mutexBucket(r float64, burst int) func() Call {
 		return func(work func(), _ Outcome) bool {
 			now := nowNano()
 			g.mu.Lock()
-			ok, _ := b.Take(now, 1)
+			ok, _ := b.TakeAt(now, 1)
 			g.mu.Unlock()
 			if !ok {
 				return false

@@ -48,10 +48,10 @@ func (p *pair) step(op, n int) (string, time.Duration) {
 	var bWait, lWait time.Duration
 	switch op {
 	case 0:
-		bOK, bWait = p.b.Take(now, 1)
+		bOK, bWait = p.b.TakeAt(now, 1)
 		lOK, lWait = p.l.Allow(), bWait // Allow has no wait: the reads below compare Next
 	case 1:
-		bOK, bWait = p.b.Take(now, n)
+		bOK, bWait = p.b.TakeAt(now, n)
 		lOK, lWait = p.l.TakeAt(now, n)
 	case 2, 3:
 		bOK, lOK = p.b.Acquire(now), p.l.Acquire(now)
@@ -261,7 +261,7 @@ func TestStepNearTake(t *testing.T) {
 				s := Tokens{Tokens: b.TokensAt(prev), Stamp: prev}
 				g := b.Step(now, s, n)
 				held := b.TokensAt(now)
-				ok, wait := b.Take(now, n)
+				ok, wait := b.TakeAt(now, n)
 				if d := math.Abs(min(g.State.Tokens+float64(n)*bool01(g.Granted), float64(burst)) - held); d > eps {
 					t.Fatalf("rate %v burst %d at %d: Step refilled to %v, Take's bucket holds %v", rate, burst, now, g.State.Tokens, held)
 				}

@@ -59,7 +59,7 @@ func BenchmarkBucket(b *testing.B) {
 	bk, _ := NewBucket(1e6, 10, 0)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		bk.Take(int64(i), 1)
+		bk.TakeAt(int64(i), 1)
 	}
 }
 
@@ -67,7 +67,7 @@ func BenchmarkSliding(b *testing.B) {
 	s, _ := NewSliding(1000, time.Microsecond)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		s.Take(int64(i), 1)
+		s.TakeAt(int64(i), 1)
 	}
 }
 
@@ -75,6 +75,6 @@ func BenchmarkPeriod(b *testing.B) {
 	p, _ := NewPeriod(1000, time.Microsecond, true)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		p.Take(int64(i), 1)
+		p.TakeAt(int64(i), 1)
 	}
 }

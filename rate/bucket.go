@@ -181,10 +181,10 @@ func (b *Bucket) Step(now int64, s Tokens, n int) Grant[Tokens] {
 	return Grant[Tokens]{State: s, Wait: b.stepWait(s, n)}
 }
 
-// Take takes n tokens at now if they are there. If not, wait is how long until they would be: 0
+// TakeAt takes n tokens at now if they are there. If not, wait is how long until they would be: 0
 // when ok, [Forever] when they never will be (more than the burst, rate 0, or past the end of
 // the clock's range).
-func (b *Bucket) Take(now int64, n int) (ok bool, wait time.Duration) {
+func (b *Bucket) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	if cost(n) > b.burst {
 		return false, Forever
 	}
@@ -223,7 +223,7 @@ func (b *Bucket) Next(now int64, n int) time.Duration {
 
 // Acquire takes one token at now: the [Permit] method.
 func (b *Bucket) Acquire(now int64) bool {
-	ok, _ := b.Take(now, 1)
+	ok, _ := b.TakeAt(now, 1)
 	return ok
 }
 

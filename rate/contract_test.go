@@ -35,7 +35,7 @@ var (
 // core is the one shape of the pure cores.
 type core interface {
 	Permit
-	Take(now int64, n int) (ok bool, wait time.Duration)
+	TakeAt(now int64, n int) (ok bool, wait time.Duration)
 	Next(now int64, n int) time.Duration
 	Left(now int64) int
 }
@@ -196,11 +196,11 @@ func TestClockMixing(t *testing.T) {
 func TestCoreClockMixing(t *testing.T) {
 	const unix = int64(1_767_225_600_000_000_000)
 	b, _ := NewBucket(10, 2, unix)
-	b.Take(unix, 2)
-	if ok, wait := b.Take(0, 1); ok || wait != 100*time.Millisecond || b.TokensAt(0) != 0 {
+	b.TakeAt(unix, 2)
+	if ok, wait := b.TakeAt(0, 1); ok || wait != 100*time.Millisecond || b.TokensAt(0) != 0 {
 		t.Fatalf("a bucket stamped in Unix time, asked at 0: %v %v, want empty at 0", ok, wait)
 	}
-	if ok, _ := b.Take(int64(100*time.Millisecond), 1); !ok {
+	if ok, _ := b.TakeAt(int64(100*time.Millisecond), 1); !ok {
 		t.Fatal("the bucket pulled back to 0 did not refill")
 	}
 	if g := b.Step(0, Tokens{Tokens: 2, Stamp: unix}, 1); g.Granted || g.State != (Tokens{Stamp: 0}) {
@@ -210,22 +210,22 @@ func TestCoreClockMixing(t *testing.T) {
 		t.Fatalf("Step from a state MaxSkew ahead: %+v, want a late reading of one clock", g)
 	}
 	p, _ := NewPeriod(2, time.Second, false)
-	p.Take(unix, 1)
-	if ok, wait := p.Take(0, 1); ok || wait != time.Second || p.Left(0) != 0 {
+	p.TakeAt(unix, 1)
+	if ok, wait := p.TakeAt(0, 1); ok || wait != time.Second || p.Left(0) != 0 {
 		t.Fatalf("a period opened in Unix time, asked at 0: %v %v, want spent until 1s", ok, wait)
 	}
-	if ok, _ := p.Take(int64(time.Second), 1); !ok {
+	if ok, _ := p.TakeAt(int64(time.Second), 1); !ok {
 		t.Fatal("the period pulled back to 0 did not end a period later")
 	}
 	s, _ := NewSliding(2, time.Second)
-	s.Take(unix, 1)
-	if ok, wait := s.Take(0, 1); ok || wait != time.Second || s.Left(0) != 0 {
+	s.TakeAt(unix, 1)
+	if ok, wait := s.TakeAt(0, 1); ok || wait != time.Second || s.Left(0) != 0 {
 		t.Fatalf("a window holding a Unix stamp, asked at 0: %v %v, want full until 1s", ok, wait)
 	}
-	if ok, _ := s.Take(int64(time.Second), 2); !ok {
+	if ok, _ := s.TakeAt(int64(time.Second), 2); !ok {
 		t.Fatal("the window pulled back to 0 did not empty a window later")
 	}
-	if ok, _ := s.Take(int64(time.Second)-int64(MaxSkew), 1); ok {
+	if ok, _ := s.TakeAt(int64(time.Second)-int64(MaxSkew), 1); ok {
 		t.Fatal("a late reading MaxSkew behind was not judged on the window's stamps")
 	}
 }
@@ -250,7 +250,7 @@ func TestTakeN(t *testing.T) {
 		{11, 1, true, 0}, // the 1 is out at 11
 	} {
 		next := s.Next(c.now, c.n)
-		ok, wait := s.Take(c.now, c.n)
+		ok, wait := s.TakeAt(c.now, c.n)
 		if ok != c.ok || wait != c.wait || next != wait {
 			t.Fatalf("step %d: Take(%d, %d) = %v %v (Next %v), want %v %v", i, c.now, c.n, ok, wait, next, c.ok, c.wait)
 		}

@@ -19,12 +19,13 @@
 //   - Acquire(now)/Release(now): the [Permit] methods, which [Chained] and [Partitioned] build
 //     on, as does the adaptive limiter through its AsPermit.
 //
-// The pure cores have the same shape with now first: Take(now, n) (ok, wait), Next(now, n),
-// Left(now), Acquire and Release. A [Period] also says where the quota stands after one event
+// The pure cores have the same shape: TakeAt(now, n) (ok, wait), Next(now, n), Left(now),
+// Acquire and Release; [Taker] names TakeAt, the one method cores and limiters share, and
+// [Limiter] a Taker with a clock. A [Period] also says where the quota stands after one event
 // ([Period.TakeQuota]: [Under], [Hit], [Over], go-zero's PeriodLimit answers) and when it resets
 // ([Period.Reset]); the limiters have both too. [Partitioned.Take](key, now, n) takes n calls from
-// a key's limiter and returns its wait when that limiter has TakeAt or Take (0, unknown, for any
-// other Permit).
+// a key's limiter and returns its wait when that limiter is a Taker (0, unknown, for any other
+// Permit).
 //
 // Bucket and Period also expose their state apart from their policy ([Tokens], [Usage]) with a
 // pure Step(now, state, n), so several processes can share one allowance through a
@@ -36,7 +37,7 @@
 //
 // # Edge cases
 //
-//   - Counts are ints everywhere: TakeAt, Take, Step and Next take n int. A negative n costs
+//   - Counts are ints everywhere: TakeAt, Step and Next take n int. A negative n costs
 //     nothing (and is admitted, as n = 0 is); n over the burst or the quota is never granted, and
 //     its wait is [Forever].
 //   - A clock that goes backwards never adds tokens twice, never takes them away, and never makes

@@ -52,7 +52,7 @@ func TestBucketFullBurstSweep(t *testing.T) {
 				if err != nil {
 					t.Fatalf("NewBucket(%v, %v): %v", rate, burst, err)
 				}
-				if got := admitAtOnce(t, want, func(n int) bool { ok, _ := b.Take(start, n); return ok }); got != want {
+				if got := admitAtOnce(t, want, func(n int) bool { ok, _ := b.TakeAt(start, n); return ok }); got != want {
 					t.Errorf("Bucket(%v, %v) at %d: a full bucket admitted %v, want %v", rate, burst, start, got, want)
 				}
 
@@ -152,8 +152,8 @@ func TestBucketOverflow(t *testing.T) {
 	// The pure bucket takes any finite rate: the wait saturates at Forever, never wraps negative.
 	for _, rate := range []float64{1e-10, 1e-300, math.SmallestNonzeroFloat64} {
 		b, _ := NewBucket(rate, 1, 0)
-		first, _ := b.Take(0, 1)
-		second, wait := b.Take(0, 1)
+		first, _ := b.TakeAt(0, 1)
+		second, wait := b.TakeAt(0, 1)
 		if !first || second || wait != Forever {
 			t.Fatalf("rate %v: a bucket of one", rate)
 		}
@@ -167,8 +167,8 @@ func TestBucketOverflow(t *testing.T) {
 	b, _ := NewBucket(1, 1, 0)
 	if big := int64(1e10); int64(int(big)) == big { // the pure bucket holds a burst the limiter cannot time
 		b, _ = NewBucket(1, int(big), 0)
-		all, _ := b.Take(0, int(big))
-		one, _ := b.Take(0, 1)
+		all, _ := b.TakeAt(0, int(big))
+		one, _ := b.TakeAt(0, 1)
 		if !all || one || b.Next(0, 1) != time.Second {
 			t.Error("a bucket of 1e10 at rate 1")
 		}
@@ -204,7 +204,7 @@ func TestBucketOverflow(t *testing.T) {
 	for _, now := range []int64{math.MaxInt64, math.MaxInt64 - 1} {
 		b, _ := NewBucket(1e9, 4, now)
 		l, _ := NewBucketLimiter(1e9, 4, WithClock(func() int64 { return now }))
-		ok, wait := b.Take(now, 2)
+		ok, wait := b.TakeAt(now, 2)
 		lok, lwait := l.TakeAt(now, 2)
 		if ok || wait != Forever || lok != ok || lwait != wait || b.Next(now, 2) != Forever {
 			t.Errorf("rate 1e9 at %d: Take %v %v, TakeAt %v %v, want refused, Forever", now, ok, wait, lok, lwait)
@@ -265,12 +265,12 @@ func TestSlidingOutOfOrder(t *testing.T) {
 		now int64
 		ok  bool
 	}{{0, true}, {20, true}, {15, true}, {5, false}, {30, true}, {25, true}, {26, false}, {19, false}} {
-		if got, _ := s.Take(c.now, 1); got != c.ok {
+		if got, _ := s.TakeAt(c.now, 1); got != c.ok {
 			t.Fatalf("late step %d: Take(%d) = %v, want %v", i, c.now, got, c.ok)
 		}
 	}
 	s.Release(27) // takes back 25, not 30
-	if ok, _ := s.Take(26, 1); !ok || s.Acquire(27) {
+	if ok, _ := s.TakeAt(26, 1); !ok || s.Acquire(27) {
 		t.Fatal("Release did not take back the newest event at or before its instant")
 	}
 	s.Release(-1)        // nothing at or before -1
@@ -326,7 +326,7 @@ func TestSlidingPromise(t *testing.T) {
 				continue
 			}
 			left, next := s.Left(now), s.Next(now, 1)
-			ok, wait := s.Take(now, 1)
+			ok, wait := s.TakeAt(now, 1)
 			if (left > 0) != ok || wait != next || next < 0 || (now >= newest && next > time.Duration(c.window)) {
 				t.Fatalf("Take(%d) = %v, but Left = %d, Next = %v", now, ok, left, next)
 			}
@@ -451,7 +451,7 @@ func TestPeriodExtremes(t *testing.T) {
 	admitted := 0
 	for i := 0; i < 10; i++ {
 		now := []int64{5e18, -5e18}[i%2]
-		if ok, w := p.Take(now, 1); ok {
+		if ok, w := p.TakeAt(now, 1); ok {
 			admitted++
 		} else if w < 1 || w > time.Hour {
 			t.Fatalf("Take(%d) refused with a wait of %v", now, w)

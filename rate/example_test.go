@@ -22,10 +22,8 @@ func Example() {
 		var passed [3]int
 		for i := int64(0); i < 40; i++ {
 			now := b*2000*ms + 970*ms + i*3*ms/2 // 40 calls 1.5 ms apart from 0.970 s
-			for j, l := range []interface {
-				Take(now int64, n int) (bool, time.Duration)
-			}{bucket, sliding, period} {
-				if ok, _ := l.Take(now, 1); ok {
+			for j, l := range []rate.Taker{bucket, sliding, period} {
+				if ok, _ := l.TakeAt(now, 1); ok {
 					passed[j]++
 				}
 			}

@@ -121,7 +121,7 @@ func FuzzBucket(f *testing.F) {
 		if burst <= 1000 {
 			got, full := 0, *b
 			for got <= burst && l.Allow() {
-				if ok, _ := full.Take(start, 1); !ok {
+				if ok, _ := full.TakeAt(start, 1); !ok {
 					t.Fatalf("BucketLimiter admitted call %d of a full bucket, the Bucket refused it", got+1)
 				}
 				got++
@@ -130,7 +130,7 @@ func FuzzBucket(f *testing.F) {
 				t.Fatalf("BucketLimiter(%v, %v): a full bucket admitted %v, want %v", rate, burst, got, burst)
 			}
 			b = &full
-		} else if ok, wait := b.Take(start, burst); !ok && b.at(start) <= math.MaxUint64-b.tau {
+		} else if ok, wait := b.TakeAt(start, burst); !ok && b.at(start) <= math.MaxUint64-b.tau {
 			t.Fatalf("Bucket(%v, %v): a full bucket refused its burst: %v", rate, burst, wait)
 		} else if lok, lwait := l.TakeAt(start, burst); lok != ok || lwait != wait {
 			t.Fatalf("BucketLimiter(%v, %v): the burst of a full bucket %v %v, the Bucket's %v %v", rate, burst, lok, lwait, ok, wait)
@@ -147,7 +147,7 @@ func FuzzBucket(f *testing.F) {
 			}
 			run.at(now)
 			next := b.Next(now, c)
-			ok, wait := b.Take(now, c)
+			ok, wait := b.TakeAt(now, c)
 			checkWait(t, "Bucket.Take", wait, ok)
 			if wait != next {
 				t.Fatalf("Bucket: Take waits %v, Next said %v", wait, next)
@@ -183,10 +183,10 @@ func FuzzBucket(f *testing.F) {
 			if !ok && wait > 1 && wait != Forever && now <= math.MaxInt64-int64(wait) && cost(c) <= burst {
 				// The wait is exact: 1 ns short, still refused; at the wait, granted.
 				probe := *b
-				if early, _ := probe.Take(now+int64(wait)-1, c); early {
+				if early, _ := probe.TakeAt(now+int64(wait)-1, c); early {
 					t.Fatalf("at %d: %d tokens granted 1 ns before the wait of %v", now, c, wait)
 				}
-				if late, _ := probe.Take(now+int64(wait), c); !late {
+				if late, _ := probe.TakeAt(now+int64(wait), c); !late {
 					t.Fatalf("at %d: %d tokens refused at the end of the wait of %v", now, c, wait)
 				}
 			}
@@ -250,7 +250,7 @@ func FuzzSliding(f *testing.F) {
 				newest = now
 			}
 			left, next := s.Left(now), s.Next(now, 1)
-			ok, wait := s.Take(now, 1)
+			ok, wait := s.TakeAt(now, 1)
 			if (left > 0) != ok || wait != next || (next == 0) != ok || next < 0 || left < 0 || left > quota {
 				t.Fatalf("Take(%d) = %v, but Left = %d, Next = %v", now, ok, left, next)
 			}

@@ -88,12 +88,12 @@ func TestLeasingOnePEqualsDirect(t *testing.T) {
 				switch op := rng.IntN(10); {
 				case op < 5:
 					dOK, lOK = direct.Allow(), leased.Allow()
-					pOK, _ = pure.Take(now, 1)
+					pOK, _ = pure.TakeAt(now, 1)
 				case op < 8:
 					n := rng.IntN(c.burst+3) - 1
 					dOK, dWait = direct.TakeAt(now, n)
 					lOK, lWait = leased.TakeAt(now, n)
-					pOK, pWait = pure.Take(now, n)
+					pOK, pWait = pure.TakeAt(now, n)
 				default:
 					dOK, lOK, pOK = direct.Acquire(now), leased.Acquire(now), pure.Acquire(now)
 					if dOK && lOK && pOK && rng.IntN(2) == 0 {

@@ -300,7 +300,7 @@ func (l *SlidingLimiter) Do(ctx context.Context, fn func(context.Context) error)
 // when ok, [Forever] for more than the quota.
 func (l *SlidingLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	l.mu.Lock()
-	ok, wait = l.s.Take(now, n)
+	ok, wait = l.s.TakeAt(now, n)
 	l.mu.Unlock()
 	return ok, wait
 }

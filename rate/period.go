@@ -150,10 +150,10 @@ func (p *Period) step(now int64, u Usage, n int) (Usage, bool) {
 	return u, true
 }
 
-// Take counts n events at now if the quota has room for them all (a negative n costs nothing).
+// TakeAt counts n events at now if the quota has room for them all (a negative n costs nothing).
 // If not, wait is how long until it would: the end of the period, [Forever] for more than the
 // quota. Refused events are not counted.
-func (p *Period) Take(now int64, n int) (ok bool, wait time.Duration) {
+func (p *Period) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	u, ok := p.step(now, p.usage, n)
 	p.usage = u
 	if ok {
@@ -218,7 +218,7 @@ func (p *Period) reset(now int64, u Usage) time.Duration {
 
 // Acquire counts an event at now: the [Permit] method.
 func (p *Period) Acquire(now int64) bool {
-	ok, _ := p.Take(now, 1)
+	ok, _ := p.TakeAt(now, 1)
 	return ok
 }
 

@@ -153,9 +153,8 @@ func NewPartitioned[P Permit](max int, make func(key string) P) (*Partitioned[P]
 		n *= 2
 	}
 	var zero P
-	_, at := any(zero).(takerAt)
-	_, core := any(zero).(taker)
-	t := &Partitioned[P]{make: make, shards: newShards[P](n), plain: any(zero) != nil && !at && !core}
+	_, taker := any(zero).(Taker)
+	t := &Partitioned[P]{make: make, shards: newShards[P](n), plain: any(zero) != nil && !taker}
 	per, extra := max/n, max%n
 	for i := range t.shards {
 		t.shards[i].cap = per
@@ -243,9 +242,8 @@ func (t *Partitioned[P]) Acquire(key string, now int64) bool {
 }
 
 // Take takes n calls at now from key's limiter and, when it refuses, says how long until they
-// would pass, if the limiter knows: a limiter with TakeAt(now, n) (ok, wait) ([BucketLimiter],
-// [SlidingLimiter], [PeriodLimiter]) or Take(now, n) (ok, wait) ([Bucket], [Sliding], [Period])
-// is asked through it, and its wait comes back as it gave it (0 when ok, [Forever] when n is
+// would pass, if the limiter knows: a [Taker] ([BucketLimiter], [SlidingLimiter],
+// [PeriodLimiter], [Bucket], [Sliding], [Period]) is asked through TakeAt, and its wait comes back as it gave it (0 when ok, [Forever] when n is
 // more than it ever admits). Any other [Permit] ([Gate], [Chained], the adaptive limiter's
 // AsPermit) is asked Acquire n times, all or nothing (the calls it had admitted are released
 // when one is refused), and its wait is 0: unknown. Like Acquire, it allocates nothing for a key
@@ -262,14 +260,19 @@ func (t *Partitioned[P]) Take(key string, now int64, n int) (ok bool, wait time.
 	return ok, wait
 }
 
-// takerAt is the limiters' shape: n calls at an instant of their clock, and the wait.
-type takerAt interface {
+// Taker is the one shape of every bucket, window and period, pure ([Bucket], [Sliding],
+// [Period]) or concurrent ([BucketLimiter], [SlidingLimiter], [PeriodLimiter]): n calls at an
+// instant, and when refused the wait until they would pass. A limiter of your own with this
+// method gives its waits to [Partitioned] and wardhttp.
+type Taker interface {
 	TakeAt(now int64, n int) (ok bool, wait time.Duration)
 }
 
-// taker is the pure cores' shape: n calls at now, and the wait.
-type taker interface {
-	Take(now int64, n int) (ok bool, wait time.Duration)
+// Limiter is a [Taker] with a clock of its own: the concurrent limiters, whose TakeAt takes
+// instants of Now.
+type Limiter interface {
+	Taker
+	Now() int64
 }
 
 // take asks p for n calls at now through the richest method it has. A P known to have neither
@@ -277,11 +280,8 @@ type taker interface {
 // be copied to the heap.
 func (t *Partitioned[P]) take(p P, now int64, n int) (bool, time.Duration) {
 	if !t.plain {
-		switch q := any(p).(type) {
-		case takerAt:
+		if q, ok := any(p).(Taker); ok {
 			return q.TakeAt(now, n)
-		case taker:
-			return q.Take(now, n)
 		}
 	}
 	for i := 0; i < n; i++ {

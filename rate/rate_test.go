@@ -20,7 +20,7 @@ func TestBucketTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		if ok, _ := b.Take(0, 1); !ok {
+		if ok, _ := b.TakeAt(0, 1); !ok {
 			t.Fatalf("take %d of a full bucket of 20 refused", i+1)
 		}
 	}
@@ -41,7 +41,7 @@ func TestBucketTrace(t *testing.T) {
 	}
 	for i, s := range steps {
 		want := b.Next(s.now, s.n)
-		if got, wait := b.Take(s.now, s.n); got != s.ok || wait != want || got != (wait == 0) {
+		if got, wait := b.TakeAt(s.now, s.n); got != s.ok || wait != want || got != (wait == 0) {
 			t.Fatalf("step %d: Take(%v, %v) = %v %v, want %v %v (tokens %v)", i, time.Duration(s.now), s.n, got, wait, s.ok, want, b.TokensAt(s.now))
 		}
 		if got := b.Next(s.now, 1); got != s.next {
@@ -85,10 +85,10 @@ func TestBucketStep(t *testing.T) {
 		}
 	}
 	b0, _ := NewBucket(0, 2, 0)
-	if ok, _ := b0.Take(0, 2); !ok {
+	if ok, _ := b0.TakeAt(0, 2); !ok {
 		t.Errorf("a rate-0 bucket refused its burst")
 	}
-	if ok, wait := b0.Take(time.Hour.Nanoseconds(), 1); ok || wait != Forever || b0.Next(0, 1) != Forever {
+	if ok, wait := b0.TakeAt(time.Hour.Nanoseconds(), 1); ok || wait != Forever || b0.Next(0, 1) != Forever {
 		t.Errorf("a rate-0 bucket refilled")
 	}
 }
@@ -133,7 +133,7 @@ func runSliding(t *testing.T, s *Sliding, steps []slidingStep) {
 	t.Helper()
 	for i, c := range steps {
 		left, next := s.Left(c.now), s.Next(c.now, 1)
-		if got, wait := s.Take(c.now, 1); got != c.ok || wait != next {
+		if got, wait := s.TakeAt(c.now, 1); got != c.ok || wait != next {
 			t.Fatalf("step %d: Take(%v) = %v %v, want %v %v", i, time.Duration(c.now), got, wait, c.ok, next)
 		}
 		if (left > 0) != c.ok || (next == 0) != c.ok {
@@ -202,13 +202,13 @@ func TestPeriodTrace(t *testing.T) {
 	if p.Reset(10*int64(time.Second)) != 0 {
 		t.Fatal("Reset with no open period is not 0")
 	}
-	if ok, wait := p.Take(10*int64(time.Second), 2); !ok || wait != 0 || p.Left(10*int64(time.Second)) != 1 {
+	if ok, wait := p.TakeAt(10*int64(time.Second), 2); !ok || wait != 0 || p.Left(10*int64(time.Second)) != 1 {
 		t.Fatal("Take of 2 in a fresh period of 3")
 	}
-	if ok, wait := p.Take(10*int64(time.Second)+ms, 2); ok || wait != time.Second-time.Millisecond {
+	if ok, wait := p.TakeAt(10*int64(time.Second)+ms, 2); ok || wait != time.Second-time.Millisecond {
 		t.Fatalf("Take of 2 with 1 left = %v %v, want a wait until the period ends", ok, wait)
 	}
-	if ok, wait := p.Take(10*int64(time.Second), 4); ok || wait != Forever || p.Next(0, 4) != Forever {
+	if ok, wait := p.TakeAt(10*int64(time.Second), 4); ok || wait != Forever || p.Next(0, 4) != Forever {
 		t.Fatal("more than the quota is not Forever")
 	}
 	a, _ := NewPeriod(2, time.Second, true)
@@ -349,13 +349,13 @@ func limitersRun(bursts int) [][3]int {
 		var row [3]int
 		for i := 0; i < 40; i++ {
 			now := int64(b)*2*int64(time.Second) + 970*ms + int64(i)*1500*int64(time.Microsecond)
-			if ok, _ := bucket.Take(now, 1); ok {
+			if ok, _ := bucket.TakeAt(now, 1); ok {
 				row[0]++
 			}
-			if ok, _ := sliding.Take(now, 1); ok {
+			if ok, _ := sliding.TakeAt(now, 1); ok {
 				row[1]++
 			}
-			if ok, _ := period.Take(now, 1); ok {
+			if ok, _ := period.TakeAt(now, 1); ok {
 				row[2]++
 			}
 		}

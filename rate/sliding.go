@@ -103,10 +103,10 @@ func (s *Sliding) pull(now int64) {
 	s.head, s.n, s.let = 0, len(s.ring), false
 }
 
-// Take counts n events at now if the window has room for them all (a negative n costs nothing),
+// TakeAt counts n events at now if the window has room for them all (a negative n costs nothing),
 // and reports whether it did. If not, wait is how long until it would have: [Forever] for more
 // than the quota.
-func (s *Sliding) Take(now int64, n int) (ok bool, wait time.Duration) {
+func (s *Sliding) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	if n == 1 && s.room(now) && !s.skewed(now) { // the hot path: one event with room
 		s.insert(now)
 		return true, 0
@@ -215,7 +215,7 @@ func (s *Sliding) wait(now int64, n int) time.Duration {
 
 // Acquire counts an event at now: the [Permit] method.
 func (s *Sliding) Acquire(now int64) bool {
-	ok, _ := s.Take(now, 1)
+	ok, _ := s.TakeAt(now, 1)
 	return ok
 }
 

@@ -15,7 +15,7 @@ type Quota func(key string) (ok bool, wait time.Duration)
 
 // PerKey is a [Quota] that gives each key an allowance of its own from t, at the instants now
 // reads (the clock of the limiters t makes; nil is an error). A refusal carries the key's wait
-// when its limiter knows it (rate.Partitioned.Take: a rate.BucketLimiter, SlidingLimiter,
+// when its limiter knows it (a rate.Taker: a rate.BucketLimiter, SlidingLimiter,
 // PeriodLimiter or pure Bucket, Sliding, Period per key), so its 429 has a Retry-After; a key
 // guarded by another rate.Permit (a Gate, a Chain) is refused without one.
 func PerKey[P rate.Permit](t *rate.Partitioned[P], now func() int64) (Quota, error) {
@@ -29,11 +29,8 @@ func PerKey[P rate.Permit](t *rate.Partitioned[P], now func() int64) (Quota, err
 }
 
 // Shared is a [Quota] that spends every key's calls from one limiter: a rate.BucketLimiter,
-// SlidingLimiter or PeriodLimiter. Its refusals carry the limiter's wait.
-func Shared(l interface {
-	Now() int64
-	TakeAt(now int64, n int) (bool, time.Duration)
-}) (Quota, error) {
+// SlidingLimiter or PeriodLimiter (any rate.Limiter). Its refusals carry the limiter's wait.
+func Shared(l rate.Limiter) (Quota, error) {
 	if l == nil {
 		return nil, contract.Field(ErrInvalid, "Shared", "nil", "a limiter")
 	}

@@ -146,7 +146,7 @@ func TestPeriodMatchesPure(t *testing.T) {
 			for i := range 200 {
 				n := counts(r, p.quota)
 				var wantOK bool
-				wantOK, wantWait = pure.Take(now, n)
+				wantOK, wantWait = pure.TakeAt(now, n)
 				d, err := l.TakeAt(ctx, key, now, n)
 				if err != nil {
 					t.Fatalf("%v/%s step %d: TakeAt(%d, %d): %v", p, key, i, now, n, err)
@@ -211,7 +211,7 @@ func TestSlidingMatchesPure(t *testing.T) {
 						n = 1
 					}
 					var wantOK bool
-					wantOK, wantWait = pure.Take(now, n)
+					wantOK, wantWait = pure.TakeAt(now, n)
 					d, err := l.TakeAt(ctx, key, now, n)
 					if err != nil {
 						t.Fatalf("%v/%s step %d: TakeAt(%d, %d): %v", p, key, i, now, n, err)
