@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardgo/ward/internal/racetest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // A closed loop of clients against a backend whose response time is base while at most capacity
@@ -113,7 +113,7 @@ func simulate(t *testing.T, l *Limiter, clk *manual, clients int, base time.Dura
 // phase's level at 0.8 a window (156 at the end here, against 99 in the first phase; phases of
 // 120 s end at 173, over 2C: see the package doc).
 func TestSimGradientFindsCapacity(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	clk := &manual{}
 	rule, _ := NewGradient(DefaultGradient())
 	// every call timed: which calls a sampled limiter times depends on the P a goroutine runs on,
@@ -137,7 +137,7 @@ func TestSimGradientFindsCapacity(t *testing.T) {
 // TestSimAIMDBacksOffOnDrops: calls slower than 1.5 × base time out (drops). AIMD multiplies the limit
 // by its backoff on every window with a drop, and climbs back one a window when drops stop.
 func TestSimAIMDBacksOffOnDrops(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	clk := &manual{}
 	p := DefaultAIMD()
 	p.Min = 1

@@ -8,7 +8,7 @@ import (
 
 	xrate "golang.org/x/time/rate"
 
-	"github.com/wardgo/ward/internal/racetest"
+	"github.com/wardgo/ward/internal/testkit"
 	"github.com/wardgo/ward/rate"
 )
 
@@ -20,7 +20,7 @@ import (
 // over-admission depends on the scheduler (on this 2-core machine, v0.16.0 stayed within its bound
 // in every run so far).
 func TestOverAdmission(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	const goroutines, calls, r, burst = 1024, 2000, 1000.0, 50
 	run := func(allow func(now int64) bool) (admitted int64, bound float64) {
 		var n atomic.Int64

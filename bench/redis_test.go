@@ -16,7 +16,7 @@ import (
 	zlimit "github.com/zeromicro/go-zero/core/limit"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
-	"github.com/wardgo/ward/internal/redistest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // The Redis benchmarks run against a redis-server this test binary starts on a free loopback
@@ -25,7 +25,7 @@ import (
 
 var (
 	redisOnce sync.Once
-	redisSrv  *redistest.Server
+	redisSrv  *testkit.Redis
 	redisErr  error
 )
 
@@ -40,9 +40,9 @@ func TestMain(m *testing.M) {
 // redisServer returns the address of the shared redis-server, starting it once.
 func redisServer(b *testing.B) string {
 	redisOnce.Do(func() {
-		path, err := redistest.Path()
+		path, err := testkit.RedisPath()
 		if err == nil {
-			redisSrv, err = redistest.Start(path, 0)
+			redisSrv, err = testkit.StartRedis(path, 0)
 		}
 		redisErr = err
 	})

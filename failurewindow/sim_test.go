@@ -10,14 +10,14 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/wardgo/ward/internal/racetest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // TestSimFlood: 200 keys at the limit, then a million distinct keys recording a failure each
 // from several goroutines. All 200 are still refused with the exact wait, and the stored total
 // never exceeds the bound.
 func TestSimFlood(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	const limit, bad, flood, goroutines = 5, 200, 1_000_000, 8
 	window := 15 * time.Minute
 	var now atomic.Int64
@@ -68,7 +68,7 @@ func TestSimFlood(t *testing.T) {
 // (it clones every key it stores) and nothing the test built can be freed in between and hide
 // part of it. The bounds hold the figure within 10% of the one the package documents.
 func TestSimMemory(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	keys := make([]string, MaxStoredFailures)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("2001:0db8:85a3:%04x:%04x:8a2e:0370:7334", i>>16, i&0xffff)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wardgo/ward"
-	"github.com/wardgo/ward/internal/racetest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 const ms = int64(time.Millisecond)
@@ -368,7 +368,7 @@ func limitersRun(bursts int) [][3]int {
 // 1 µs a read. Admitted never passes what the limit allows over the clock's span (x/time/rate
 // over-admits 1.2-8× here, golang/go#71360).
 func TestSimNoOverAdmission(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	const goroutines, calls = 1024, 1000
 	var tick atomic.Int64
 	clock := func() int64 { return tick.Add(1000) }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardgo/ward/internal/racetest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // An open-loop overload run in event time: Poisson arrivals rising from half the server's
@@ -107,7 +107,7 @@ func overload(t *testing.T, seed uint64, capacity int, base time.Duration) overl
 // lags by design (go-zero's flyingBeta), so at the onset of overload one admission can find a few
 // more in flight.
 func TestSimOverload(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	for seed := uint64(1); seed <= 3; seed++ {
 		res := overload(t, seed, 50, 20*time.Millisecond)
 		t.Logf("seed %d: in flight / capacity shown, worst 100 ms mean %.3f, worst single admission %.3f; goodput at 3× offered %.1f%% of throughput; %.1f%% refused",

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardgo/ward/internal/racetest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // TestSimCapacityGradient: Gradient's limit ends each phase between the backend's queueing point
 // and twice it, and once settled p99 stays within 2× the unloaded response time.
 func TestSimCapacityGradient(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	sc := Scenarios()[0]
 	var clock int64
 	rule := Rules(80)[2]
@@ -47,7 +47,7 @@ func TestSimOutage(t *testing.T) {
 // TestSimOverload: under 3× offered load the shedder keeps admitted in flight within 1.2× of the
 // capacity shown and goodput at 90% of capacity or more; so does Gradient's goodput.
 func TestSimOverload(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	sh := OverloadShed(1)
 	t.Logf("shedder: goodput %.0f%%, in flight %.2f× capacity shown, refused %.0f%%", 100*sh.Goodput, sh.InFlight, 100*sh.Refused)
 	if sh.InFlight > 1.2 || sh.InFlight == 0 {
@@ -74,7 +74,7 @@ func TestBursts(t *testing.T) {
 
 // TestSimReportIsDeterministic: the same seed gives the same numbers, run to run.
 func TestSimReportIsDeterministic(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	sc := Scenarios()[1]
 	runs := map[string]Run{}
 	for i := 0; i < 2; i++ {
@@ -109,7 +109,7 @@ func runsOf(rule Rule) map[string]Run {
 // recovered within 10 s of its end, the limit within 1.3 × C under 90 s of 4× overload, settled
 // p99 within 2 × unloaded everywhere, an 8-slot backend protected), and beats Gradient on each.
 func TestSimKneeBars(t *testing.T) {
-	racetest.Skip(t)
+	testkit.SkipRace(t)
 	byName := map[string]Rule{}
 	for _, r := range Rules(1) {
 		byName[r.Name] = r

@@ -12,24 +12,24 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/wardgo/ward/breaker"
 	wardredis "github.com/wardgo/ward/contrib/redis"
-	"github.com/wardgo/ward/internal/redistest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // cluster starts a Redis Cluster of three masters, no replicas, each owning a third of the
 // slots; a dead master's slots stay its own (no failover) and the others keep serving theirs.
-func cluster(t *testing.T) []*redistest.Server {
+func cluster(t *testing.T) []*testkit.Redis {
 	t.Helper()
-	path, err := redistest.Path()
+	path, err := testkit.RedisPath()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	ranges := [][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}
-	nodes := make([]*redistest.Server, len(ranges))
+	nodes := make([]*testkit.Redis, len(ranges))
 	ctx, cancel := context.WithTimeout(context.Background(), patient)
 	defer cancel()
 	for i, r := range ranges {
-		s, err := redistest.Start(path, 0, "--cluster-enabled", "yes",
+		s, err := testkit.StartRedis(path, 0, "--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(i)+".conf"),
 			"--cluster-node-timeout", "600000", "--cluster-require-full-coverage", "no")
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/breaker"
 	wardredis "github.com/wardgo/ward/contrib/redis"
-	"github.com/wardgo/ward/internal/redistest"
+	"github.com/wardgo/ward/internal/testkit"
 	"github.com/wardgo/ward/rate"
 )
 
@@ -22,8 +22,8 @@ import (
 // away, the breaker opens and keeps calls from it, and the store decides again once the server
 // is back and the breaker's window has moved on, without a new limiter.
 func TestServerKilled(t *testing.T) {
-	path, _ := redistest.Path()
-	s, err := redistest.Start(path, 0)
+	path, _ := testkit.RedisPath()
+	s, err := testkit.StartRedis(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestServerKilled(t *testing.T) {
 	if fellBack != 5 || int(st.FellBack) != 5 {
 		t.Fatalf("the fallback admitted %d (stats %+v), want its share of the burst, 5", fellBack, st)
 	}
-	s2, err := redistest.Start(path, s.Port)
+	s2, err := testkit.StartRedis(path, s.Port)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,17 +10,17 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/wardgo/ward/breaker"
 	wardredis "github.com/wardgo/ward/contrib/redis"
-	"github.com/wardgo/ward/internal/redistest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // server starts a redis-server of the test's own, stopped when the test ends.
-func server(t *testing.T) *redistest.Server {
+func server(t *testing.T) *testkit.Redis {
 	t.Helper()
-	path, err := redistest.Path()
+	path, err := testkit.RedisPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := redistest.Start(path, 0)
+	s, err := testkit.StartRedis(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

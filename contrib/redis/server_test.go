@@ -12,11 +12,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	wardredis "github.com/wardgo/ward/contrib/redis"
-	"github.com/wardgo/ward/internal/redistest"
+	"github.com/wardgo/ward/internal/testkit"
 )
 
 // shared is the server every test but the fault tests uses; TestMain starts it.
-var shared *redistest.Server
+var shared *testkit.Redis
 
 // childEnv marks a process re-executed by TestFleet: it talks to the parent's server.
 const childEnv = "WARDREDIS_CHILD"
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(m.Run())
 	}
-	path, err := redistest.Path()
+	path, err := testkit.RedisPath()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			fmt.Fprintln(os.Stderr, "wardredis: redis-server is not on PATH, and CI=true: the Redis tests cannot run (apt-get install redis-server)")
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "wardredis: SKIP: redis-server is not on PATH; install it (apt-get install redis-server) to run these tests")
 		os.Exit(0)
 	}
-	shared, err = redistest.Start(path, 0)
+	shared, err = testkit.StartRedis(path, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wardredis:", err)
 		os.Exit(1)
@@ -59,7 +59,7 @@ var wait = wardredis.WithTimeout(patient)
 
 // client returns a client of s that respects contexts, closed when t ends. Its socket timeouts
 // are patient too: only a context's deadline, set by the test or the limiter, bounds a call.
-func client(t testing.TB, s *redistest.Server) *redis.Client { return clientAt(t, s.Addr()) }
+func client(t testing.TB, s *testkit.Redis) *redis.Client { return clientAt(t, s.Addr()) }
 
 // clientAt is client for a server at addr.
 func clientAt(t testing.TB, addr string) *redis.Client {

@@ -1,7 +1,4 @@
-// Package redistest runs a redis-server for tests: on a loopback port, with no persistence. The
-// tests of the modules that talk to Redis (contrib/redis, bench) start theirs with it. Imported by
-// tests only; it needs nothing but the standard library and redis-server on PATH.
-package redistest
+package testkit
 
 import (
 	"bufio"
@@ -16,14 +13,16 @@ import (
 	"time"
 )
 
-// Server is a redis-server this process started.
-type Server struct {
+// Redis is a redis-server this process started (StartRedis): on a loopback port, with no
+// persistence. The tests of the modules that talk to Redis (contrib/redis, bench) start theirs
+// with it; it needs nothing but redis-server on PATH.
+type Redis struct {
 	cmd  *exec.Cmd
 	Port int
 }
 
-// Path returns where redis-server is, or an error saying how to install it.
-func Path() (string, error) {
+// RedisPath returns where redis-server is, or an error saying how to install it.
+func RedisPath() (string, error) {
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		return "", fmt.Errorf("redis-server is not on PATH (apt-get install redis-server)")
@@ -41,9 +40,9 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Start runs the redis-server at path on port (0: a free one), with extra arguments after the
+// StartRedis runs the redis-server at path on port (0: a free one), with extra arguments after the
 // test settings, and returns once it accepts connections, as its log says, within 10 s.
-func Start(path string, port int, extra ...string) (*Server, error) {
+func StartRedis(path string, port int, extra ...string) (*Redis, error) {
 	if port == 0 {
 		p, err := freePort()
 		if err != nil {
@@ -80,7 +79,7 @@ func Start(path string, port int, extra ...string) (*Server, error) {
 	select {
 	case ok := <-ready:
 		if ok {
-			return &Server{cmd: cmd, Port: port}, nil
+			return &Redis{cmd: cmd, Port: port}, nil
 		}
 	case <-time.After(10 * time.Second):
 	}
@@ -90,17 +89,17 @@ func Start(path string, port int, extra ...string) (*Server, error) {
 }
 
 // Addr returns the server's address.
-func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+func (s *Redis) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
 
 // Pause stops the server's process (SIGSTOP): it keeps its port, the kernel still accepts
 // connections, and nothing answers until Resume: a hung server.
-func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+func (s *Redis) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
 
 // Resume lets a paused server run again (SIGCONT).
-func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+func (s *Redis) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Stop kills the server and waits for it.
-func (s *Server) Stop() {
+func (s *Redis) Stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 }
