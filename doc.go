@@ -72,7 +72,7 @@
 //	adaptive (all three)  Pass        Ignore        Core.Acquire(now), Ticket.Pass(now), …
 //	breaker.Breaker       Pass        Fail          Core.Allow(now, roll), Core.Record(now, …)
 //	shed.Shedder          Pass        Fail          Core.Allow(now, cpu), Ticket.Pass(now), …
-//	rate (all three)      returned    returned      Bucket, Sliding, Period: Take(now, n)
+//	rate (all three)      returned    returned      Bucket, Sliding, Period: TakeAt(now, n)
 //	failurewindow.Window  nothing     Record(key)   Core.Admit(key, now), Core.Record(key, now)
 //
 // "own error" is an error a WithOwnError predicate accepts (not found, validation: the caller's,
