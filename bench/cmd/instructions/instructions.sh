@@ -14,7 +14,15 @@ if [ -z "$out" ]; then
 	exec "$dir/instructions" -all -n "$n"
 fi
 status=0
-"$dir/instructions" -all -n "$n" > "$dir/out" || status=$?
+{
+	echo "command: (cd bench && sh cmd/instructions/instructions.sh $n $out), what make bench-instructions runs"
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "go: $(go version)"
+	echo "valgrind: $(valgrind --version)"
+	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "uncommitted changes in: $(git -C .. status --short 2>/dev/null | awk '{print $2}' | cut -d/ -f1 | sort -u | tr '\n' ' ')"
+	"$dir/instructions" -all -n "$n" || status=$?
+} > "$dir/out"
 cat "$dir/out"
 if [ "$status" -eq 0 ]; then
 	cp "$dir/out" "$out"
