@@ -2,11 +2,11 @@ package breaker
 
 import (
 	"context"
-
-	"github.com/wardgo/ward"
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/wardgo/ward"
 	"unsafe"
 
 	"github.com/wardgo/ward/atomicwindow"
@@ -230,7 +230,7 @@ type Promise struct{ b *Breaker }
 func (p *Promise) Pass() {
 	if b := p.b; b != nil {
 		p.b = nil
-		b.counts.Add(tally.Passed)
+		b.counts.AddPair(tally.Admitted, tally.Passed)
 		b.record(fSuccess)
 	}
 }
@@ -239,7 +239,7 @@ func (p *Promise) Pass() {
 func (p *Promise) Fail() {
 	if b := p.b; b != nil {
 		p.b = nil
-		b.counts.Add(tally.Failed)
+		b.counts.AddPair(tally.Admitted, tally.Failed)
 		b.record(fFailure)
 	}
 }
@@ -250,7 +250,7 @@ func (p *Promise) Fail() {
 func (p *Promise) Ignore() {
 	if b := p.b; b != nil {
 		p.b = nil
-		b.counts.Add(tally.Ignored)
+		b.counts.AddPair(tally.Admitted, tally.Ignored)
 	}
 }
 
@@ -319,11 +319,11 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.refresh(now)
 	}
 	if math.Float64frombits(b.raw.Load()) <= 0 {
-		return b.admitted(), nil
+		return Promise{b: b}, nil
 	}
 	roll := b.roll()
 	if b.admits(now, roll) {
-		return b.admitted(), nil
+		return Promise{b: b}, nil
 	}
 	if b.refused.Refuse(now) && b.every != 0 {
 		// A paced clock read (see the type's doc): if time has moved since the reading this
@@ -338,7 +338,7 @@ func (b *Breaker) Allow() (Promise, error) {
 			}
 			if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll) {
 				b.refused.Undo()
-				return b.admitted(), nil
+				return Promise{b: b}, nil
 			}
 			now = fresh
 		}
@@ -347,12 +347,6 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.win.Add(now, fDrop, 1)
 	}
 	return Promise{}, ErrUnavailable
-}
-
-// admitted counts an admission and returns its promise.
-func (b *Breaker) admitted() Promise {
-	b.counts.Add(tally.Admitted)
-	return Promise{b: b}
 }
 
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
@@ -436,9 +430,11 @@ func (b *Breaker) Snapshot() Snapshot {
 }
 
 // Counts returns the breaker's counts since New ([ward.Counts]): calls admitted and refused, and
-// the admitted calls settled by outcome. Admissions and settles are counted in per-P rows (a
-// plain add on the calling P's own line) and refusals in the per-P rows that already pace the
-// clock reads; Counts folds them. A [Nop] breaker counts nothing.
+// the admitted calls settled by outcome. A breaker holds nothing for a call in flight, so it
+// counts an admission when the call settles, with its outcome (one plain add on the calling P's
+// own line): Admitted is always Passed + Failed + Ignored, and a call not yet settled is not yet
+// in it. Refusals are counted in the per-P rows that already pace the clock reads. Counts folds
+// them. A [Nop] breaker counts nothing.
 func (b *Breaker) Counts() ward.Counts {
 	c := b.counts.Counts()
 	c.Refused = b.mono.Of(tally.Pos(b.refused.Load()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/wardgo/ward"
 )
@@ -40,6 +41,18 @@ func TestCounts(t *testing.T) {
 	}
 	if got := b.Counts(); got != want || want.Refused == 0 {
 		t.Fatalf("Counts = %+v, want %+v (with refusals)", got, want)
+	}
+	now += int64(time.Minute) // the failures age out: the next call is admitted
+	held, err := b.Allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Counts(); got.Admitted != want.Admitted {
+		t.Fatalf("a call in flight counted: Admitted %d, want %d until it settles", got.Admitted, want.Admitted)
+	}
+	held.Pass()
+	if got := b.Counts(); got.Admitted != want.Admitted+1 || got.Passed != want.Passed+1 {
+		t.Fatalf("after the settle: %+v", got)
 	}
 	_ = b.Do(context.Background(), func(context.Context) error { return nil })
 	if n := testing.AllocsPerRun(100, func() { p, _ := b.Allow(); p.Pass() }); n != 0 {

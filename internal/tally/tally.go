@@ -52,6 +52,15 @@ func (t *Table) Add(i int) {
 	stripe.Unpin()
 }
 
+// AddPair counts one in words i and j of the calling P's row, with one pin: a settle that counts
+// its admission with its outcome.
+func (t *Table) AddPair(i, j int) {
+	row := t.t.Pin()
+	AddRow(row, uintptr(i))
+	AddRow(row, uintptr(j))
+	stripe.Unpin()
+}
+
 // Observe adds a response time of d nanoseconds to the calling P's histogram. The Table must
 // have been Init'ed with a histogram.
 func (t *Table) Observe(d int64) {
