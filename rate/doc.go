@@ -35,6 +35,19 @@
 // [Gate] is the bulkhead shaped as a Permit, a link for [Chain] and [Partitioned]; a bulkhead
 // with Do and a handle is the adaptive package's Limiter with a fixed limit.
 //
+// # Counts
+//
+// The three limiters are [ward.Counter]s: Counts returns the calls admitted and refused since the
+// limiter was built (n tokens taken at once are one call; a rate limit settles nothing, so the
+// settled counts stay zero; a Release does not take an admission back). A [SlidingLimiter]
+// always counts, under the lock it takes anyway. A [BucketLimiter] and a [PeriodLimiter] count
+// when built with [WithCounts]: their admission path is one compare-and-set or atomic add on a
+// shared word, with no write of a P's own to add a count to, so counting there costs each call
+// one more write to a row of its own P (pinned, a plain add, on a line no other core writes),
+// which a limiter that no metric reads should not pay. Without WithCounts their Counts are zero
+// and Counting reports false, so an exporter can tell a quiet limiter from one that does not
+// count.
+//
 // # Edge cases
 //
 //   - Counts are ints everywhere: TakeAt, Step and Next take n int. A negative n costs

@@ -10,12 +10,16 @@ import (
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // Option configures a concurrent limiter of this package.
 type Option func(*config) error
 
-type config struct{ clock func() int64 }
+type config struct {
+	clock  func() int64
+	counts bool
+}
 
 // WithClock replaces the clock: nanoseconds from any monotonic origin, the instants Now returns
 // and the short forms (Allow, Do) decide at. For tests. A nil clock is an error.
@@ -103,6 +107,7 @@ type bucketPolicy struct {
 	leasing  atomic.Int32 // leaseOff, leaseWanted, leaseStarting, leaseOn (lease.go)
 	leasable bool         // the build pins to Ps and the burst is large enough to lease
 	leases   stripe.Table // a lease per P, made when leasing starts
+	counts   *tally.Table // the calls' counts, per P: nil unless WithCounts
 }
 
 // NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst: rate
@@ -118,7 +123,7 @@ func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, 
 		return nil, err
 	}
 	b := &BucketLimiter{bucketPolicy: bucketPolicy{gcra: g, clock: c.clock,
-		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count())}}
+		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count()), counts: c.table()}}
 	b.tat.Store(b.at(c.clock()))
 	return b, nil
 }
@@ -130,11 +135,15 @@ func (b *BucketLimiter) Now() int64 { return b.clock() }
 // Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
 	x := b.at(b.clock())
+	var ok bool
 	if b.leasingOn() { // admit, written out: one call less on the hottest path
-		ok, _ := b.leased(x, b.one)
-		return ok
+		ok, _ = b.leased(x, b.one)
+	} else {
+		ok, _ = b.take(x, b.one)
 	}
-	ok, _ := b.take(x, b.one)
+	if b.counts != nil {
+		count(b.counts, ok)
+	}
 	return ok
 }
 
@@ -148,6 +157,9 @@ func (b *BucketLimiter) admit(now int64, inc uint64) (bool, time.Duration) {
 		ok, tat = b.leased(x, inc)
 	} else {
 		ok, tat = b.take(x, inc)
+	}
+	if b.counts != nil {
+		count(b.counts, ok)
 	}
 	if ok {
 		return true, 0
@@ -193,6 +205,9 @@ func (b *BucketLimiter) take(x, inc uint64) (ok bool, refused uint64) {
 // range).
 func (b *BucketLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	if cost(n) > b.burst {
+		if b.counts != nil {
+			count(b.counts, false)
+		}
 		return false, Forever
 	}
 	return b.admit(now, b.units(n))
@@ -262,6 +277,8 @@ type SlidingLimiter struct {
 	mu    sync.Mutex
 	s     *Sliding
 	clock func() int64
+	// The calls admitted and refused, counted under mu.
+	admitted, refused uint64
 }
 
 // NewSlidingLimiter returns an empty window of quota events per window.
@@ -301,6 +318,11 @@ func (l *SlidingLimiter) Do(ctx context.Context, fn func(context.Context) error)
 func (l *SlidingLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	l.mu.Lock()
 	ok, wait = l.s.TakeAt(now, n)
+	if ok {
+		l.admitted++
+	} else {
+		l.refused++
+	}
 	l.mu.Unlock()
 	return ok, wait
 }
@@ -338,10 +360,11 @@ func (l *SlidingLimiter) Next(now int64, n int) time.Duration {
 // add. Driven from one goroutine it gives exactly a [Period]'s answers, the pull back of a period
 // more than [MaxSkew] ahead of the instant included. It must not be copied after first use.
 type PeriodLimiter struct {
-	_     stripe.NoCopy
-	cur   atomic.Pointer[openPeriod]
-	p     *Period // the policy; its own state is unused
-	clock func() int64
+	_      stripe.NoCopy
+	cur    atomic.Pointer[openPeriod]
+	p      *Period // the policy; its own state is unused
+	clock  func() int64
+	counts *tally.Table // the calls' counts, per P: nil unless WithCounts
 }
 
 type openPeriod struct {
@@ -360,7 +383,7 @@ func NewPeriodLimiter(quota int, period time.Duration, align bool, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	return &PeriodLimiter{p: p, clock: c.clock}, nil
+	return &PeriodLimiter{p: p, clock: c.clock, counts: c.table()}, nil
 }
 
 // Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
@@ -401,9 +424,15 @@ func (l *PeriodLimiter) take(now int64, n int64) (count int64, ok bool) {
 		}
 		c := cur.count.Add(n)
 		if c > 0 && c <= int64(l.p.quota) { // c <= 0: the add wrapped round (a quota near MaxInt64)
+			if l.counts != nil {
+				l.counts.Add(tally.Admitted)
+			}
 			return c, true
 		}
 		cur.count.Add(-n)
+		if l.counts != nil {
+			l.counts.Add(tally.Refused)
+		}
 		return c - n, false
 	}
 }
@@ -415,8 +444,14 @@ func (l *PeriodLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 	n = cost(n)
 	switch {
 	case n > l.p.quota:
+		if l.counts != nil {
+			l.counts.Add(tally.Refused)
+		}
 		return false, Forever
 	case n == 0:
+		if l.counts != nil {
+			l.counts.Add(tally.Admitted)
+		}
 		return true, 0
 	}
 	if _, ok := l.take(now, int64(n)); ok {
