@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -371,5 +372,19 @@ func TestCPUPolicyErrors(t *testing.T) {
 	}
 	if _, err := NewCPUWith(GoZeroCPUPolicy()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCPUAverageFall: with Rise, a saturated CPU that goes idle reads 950, then 903, then under
+// the preset threshold: three readings at or over it counting the saturated one.
+func TestCPUAverageFall(t *testing.T) {
+	a, _ := NewCPUAverage(DefaultCPUPolicy())
+	a.Add(100)
+	var got []int
+	for _, use := range []float64{1000, 0, 0, 0} {
+		got = append(got, a.Add(use))
+	}
+	if want := []int{1000, 950, 903, 857}; !slices.Equal(got, want) {
+		t.Fatalf("values %v, want %v", got, want)
 	}
 }
