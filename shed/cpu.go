@@ -48,9 +48,9 @@ import (
 // reaches the threshold at the end of the first whole interval of saturation, within two
 // intervals (500 ms) of the step whatever the readings before it, and falls as slowly as the
 // average: an interval of lighter use in the middle of an overload does not cool the server, and
-// a saturated CPU that goes idle reads under 900 from the third reading after (750 ms). A single busy interval on
-// an otherwise quiet server reads hot for three readings (750 ms); the shedder still refuses nothing
-// unless the server is full too.
+// a saturated CPU that goes idle reads under 900 from the third reading after (750 ms). A single
+// busy interval on an otherwise quiet server reads hot for three readings (750 ms); the shedder
+// still refuses nothing unless the server is full too.
 //
 // The sampling goroutine starts on the first Read, not before (nothing runs at import or at
 // construction) and Stop ends it; a Read after Stop starts it again. Where no source can be read
