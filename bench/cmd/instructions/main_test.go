@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -96,5 +99,35 @@ func TestCheck(t *testing.T) {
 		if bad := check([]row{floorCall, c.r}, got); (bad == 1) != c.fail {
 			t.Errorf("%s: check = %d (%q), want failure %v", c.name, bad, g.failed, c.fail)
 		}
+	}
+}
+
+// TestUnderValgrind counts two rows for real (the bare call and ward's token bucket), a few chunks
+// each: both measured, plausible, and the bucket above the bare call it includes. Skipped where
+// valgrind is not installed or the client requests are not written.
+func TestUnderValgrind(t *testing.T) {
+	if _, err := exec.LookPath("valgrind"); err != nil || !requests {
+		t.Skip("valgrind, or the client requests for " + runtime.GOARCH + ", not available")
+	}
+	bin := filepath.Join(t.TempDir(), "instructions")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var order []row
+	got := map[string]*result{}
+	for _, r := range rows() {
+		if k := r.c.Name + "/" + r.impl.Name; k == "Floor/call" || k == "Rate/ward" {
+			order = append(order, r)
+			got[k] = run(bin, t.TempDir(), r, 2000, 10, 20000, false)
+		}
+	}
+	if bad := check(order, got); bad != 0 || len(order) != 2 {
+		for k, g := range got {
+			t.Errorf("%s: %+v", k, *g)
+		}
+		t.Fatalf("check = %d over %d rows, want 0 over 2", bad, len(order))
+	}
+	if call, rate := got["Floor/call"], got["Rate/ward"]; !(call.instr >= 5 && rate.instr > call.instr) {
+		t.Fatalf("Floor/call %.1f, Rate/ward %.1f instructions a call: want the call at least 5 and the bucket above it", call.instr, rate.instr)
 	}
 }
