@@ -31,6 +31,10 @@
 // cancellation and an error [WithOwnError] accepts (no such user, a malformed request) record
 // nothing; a panic is recorded and continues.
 //
+// A Window is a ward.Counter: [Window.Counts] returns the requests Admit admitted and refused and
+// the failures reported, plus, for the calls made through Do, the successes and the neutral
+// outcomes; each count is a plain add on the calling P's own cache line.
+//
 // # Edge cases
 //
 //   - One clock: [Window.Now] is the instant Admit, Record and Do decide at, ward's monotonic

@@ -7,10 +7,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // MaxStoredFailures is the most failure stamps a Window keeps, across all its keys. The bound is
@@ -94,6 +96,7 @@ type config struct {
 	fail   func(error) bool // WithFailure's predicate; nil: none
 	max    int64            // MaxStoredFailures; lowered only by tests
 	roll   func() float64   // the eviction's draws
+	counts *tally.Table     // the calls' counts, per P (ward.Counts)
 }
 
 // counters are the shared words Record and the sweep write.
@@ -205,6 +208,8 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
 		return nil, err
 	}
+	w.counts = new(tally.Table)
+	w.counts.Init(false)
 	for i := range w.shards {
 		w.shards[i].head = &w.heads[i]
 	}
@@ -244,6 +249,17 @@ func (w *Window) Admit(key string) (ok bool, retryAfter time.Duration) {
 
 // AdmitAt is Admit at now, an instant of the Window's clock ([Window.Now]).
 func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Duration) {
+	ok, retryAfter = w.admit(key, now)
+	if ok {
+		w.counts.Add(tally.Admitted)
+	} else {
+		w.counts.Add(tally.Refused)
+	}
+	return ok, retryAfter
+}
+
+// admit is AdmitAt without the counts.
+func (w *Window) admit(key string, now int64) (ok bool, retryAfter time.Duration) {
 	var buf [16]byte
 	key, h := w.storedForm(key, &buf)
 	base, mask, consistent := w.heads[h%shards].view()
@@ -280,6 +296,7 @@ func (w *Window) Record(key string) { w.RecordAt(key, w.clock()) }
 // the window sooner than one recorded before it; a newest stamp more than a window later than now
 // is first pulled back to now.
 func (w *Window) RecordAt(key string, now int64) {
+	w.counts.Add(tally.Failed)
 	var buf [16]byte
 	key, h := w.storedForm(key, &buf)
 	w.maybeSweep(now)
@@ -326,8 +343,13 @@ func (w *Window) Do(ctx context.Context, key string, fn func(context.Context) er
 	}()
 	err := fn(ctx)
 	returned = true
-	if contract.Classify(ctx, err, w.own, w.fail, contract.Ignore, contract.Fail) == contract.Fail {
+	switch contract.Classify(ctx, err, w.own, w.fail, contract.Ignore, contract.Fail) {
+	case contract.Fail:
 		w.Record(key)
+	case contract.Pass:
+		w.counts.Add(tally.Passed)
+	default:
+		w.counts.Add(tally.Ignored)
 	}
 	return err
 }
@@ -526,3 +548,15 @@ type Snapshot struct {
 func (w *Window) Snapshot() Snapshot {
 	return Snapshot{Keys: w.Len(), Stored: w.stored.Load(), Evictions: w.evictions.Load(), Uncounted: w.uncounted.Load()}
 }
+
+// Counts returns the Window's counts since New ([ward.Counts]). Admitted and Refused are the
+// answers of Admit and AdmitAt (and of Do, which asks Admit). Failed is every failure reported:
+// each Record and RecordAt, Do's failures among them, whether or not the Window admitted the
+// request it belonged to, and counted even when the table had no room to store it
+// ([Snapshot].Uncounted). Passed and Ignored are Do's other outcomes: a success, and the calls
+// Do records nothing for (the caller's cancellation, an error [WithOwnError] accepts). So with Do
+// alone, Admitted − Passed − Failed − Ignored is the calls under way; with Admit and Record, whose
+// successes are never reported, it is the admitted requests that did not fail. Abandoned stays
+// zero: a Window never waits. The counts sit in per-P rows (a plain add on the calling P's own
+// cache line, no shared word written) and are folded here.
+func (w *Window) Counts() ward.Counts { return w.counts.Counts() }
