@@ -36,7 +36,7 @@ func TestCounts(t *testing.T) {
 		{2 * s, "admit", false, ward.Counts{Admitted: 4, Refused: 1, Failed: 2, Passed: 1, Ignored: 1}},
 		{3 * s, "pass", false, ward.Counts{Admitted: 4, Refused: 2, Failed: 2, Passed: 1, Ignored: 1}}, // Do refused
 		{3 * s, "dead", false, ward.Counts{Admitted: 4, Refused: 2, Failed: 2, Passed: 1, Ignored: 1}},
-		{3 * s, "record", true, ward.Counts{Admitted: 4, Refused: 2, Failed: 3, Passed: 1, Ignored: 1}}, // a refused key's failure still counts
+		{3 * s, "record", true, ward.Counts{Admitted: 4, Refused: 2, Failed: 3, Passed: 1, Ignored: 1}},  // a refused key's failure still counts
 		{12 * s, "panic", false, ward.Counts{Admitted: 5, Refused: 2, Failed: 4, Passed: 1, Ignored: 1}}, // 0 s and 2 s have left: room
 		{12 * s, "admit", false, ward.Counts{Admitted: 5, Refused: 3, Failed: 4, Passed: 1, Ignored: 1}},
 	}
