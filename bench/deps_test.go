@@ -13,7 +13,7 @@ import (
 	"github.com/puzpuzpuz/xsync/v3"
 	uatomic "go.uber.org/atomic"
 
-	"github.com/wardgo/ward/failurewindow"
+	ufailurewindow "github.com/wardgo/ward/bench/user/failurewindow"
 )
 
 // The two modules the core may depend on, measured against what it uses instead (make
@@ -59,12 +59,12 @@ func BenchmarkKeyLookup(b *testing.B) {
 			}
 		})
 	}
-	b.Run("impl=ward", func(b *testing.B) {
-		w, _ := failurewindow.New(5, time.Minute, failurewindow.WithClock(func() int64 { return 0 }))
-		for _, k := range lookupKeys {
-			w.RecordAt(k, 0)
+	b.Run("impl=ward", func(b *testing.B) { // as a user's package calls it (package user/failurewindow)
+		admit, err := ufailurewindow.Known(lookupKeys, 5, time.Minute, now)
+		if err != nil {
+			b.Fatal(err)
 		}
-		parallel(b, func(key string) bool { ok, _ := w.AdmitAt(key, now); return ok })
+		parallel(b, admit)
 	})
 	b.Run("impl=xsync-mapof", func(b *testing.B) {
 		m := xsync.NewMapOf[string, *stamps]()

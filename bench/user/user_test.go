@@ -14,12 +14,13 @@ import (
 // library, nothing else, in its code and its tests: the shape of a user's package.
 func TestShape(t *testing.T) {
 	want := map[string]string{
-		"adaptive": "github.com/wardgo/ward/adaptive",
-		"breaker":  "github.com/wardgo/ward/breaker",
-		"shed":     "github.com/wardgo/ward/shed",
-		"rate":     "github.com/wardgo/ward/rate",
-		"window":   "github.com/wardgo/ward/atomicwindow",
-		"pool":     "github.com/wardgo/ward/pool",
+		"adaptive":      "github.com/wardgo/ward/adaptive",
+		"breaker":       "github.com/wardgo/ward/breaker",
+		"shed":          "github.com/wardgo/ward/shed",
+		"rate":          "github.com/wardgo/ward/rate",
+		"window":        "github.com/wardgo/ward/atomicwindow",
+		"pool":          "github.com/wardgo/ward/pool",
+		"failurewindow": "github.com/wardgo/ward/failurewindow",
 	}
 	dirs, err := os.ReadDir(".")
 	if err != nil {
