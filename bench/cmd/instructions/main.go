@@ -28,8 +28,8 @@
 // times slower than the machine does: the mean counts it at that inflated rate, and the least chunk
 // (the min column) is the path without it. And callgrind counts the process's own instructions
 // only: under valgrind the Go runtime finds no vDSO, so a clock read ends in a clock_gettime system
-// call whose kernel work is not counted; natively the vDSO's own instructions are most of the
-// clock's 27-30 ns. The clock's figure is the part of a read that Go code costs.
+// call whose kernel work is not counted; natively the vDSO's own instructions (the TSC read and its
+// scaling) come on top. The clock's figure is the part of a read that Go code costs.
 //
 // Collection is switched by client requests rather than by --toggle-collect on the measuring
 // function because the latter loses the count: when the monitor preempts the goroutine, callgrind
