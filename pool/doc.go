@@ -70,6 +70,11 @@
 // allocate nothing; the pool's mutex is taken only to make, retire or wait, and, when the ward has
 // a shedder, on every lend and return (the shedder's core is not concurrent).
 //
+// A Pool is a ward.Counter: [Pool.Counts] counts each loan once, when it ends (Release a pass,
+// Destroy a fail, a failed open a fail), the Acquires the ward refused, and those whose context
+// ended while they waited. Counting costs a loan one plain add on its P's own cache line, at
+// Release or Destroy; Acquire's idle path writes nothing more.
+//
 // # Allocation-free in your build
 //
 // Go compiles a generic type's methods in the package that instantiates it: Pool[*YourConn] is

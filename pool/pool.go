@@ -8,10 +8,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // ErrRefused is the refusal of [Pool.Acquire] when the ward says Shed or Later; it matches
@@ -148,6 +150,9 @@ type base struct {
 	timed bool // Keep or Life set: ages are read
 	lends bool // the ward has a shedder: every lend takes the lock
 	cache stripe.Table
+	// The calls' counts, per P (ward.Counts): a loan counts as admitted, with its outcome, when it
+	// ends; refusals and abandons when Acquire returns them.
+	counts tally.Table
 	// The coarse clock (the default clock, when ages are read): gran between its timer's ticks,
 	// the timer nil when every decision reads the clock.
 	gran  time.Duration
@@ -260,6 +265,7 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 		p.free[i] = uint32(limits.Size - 1 - i) // slot 0 first
 	}
 	p.b.cache.Init(1)
+	p.b.counts.Init(false)
 	if p.b.gran = coarseGran(limits); p.b.timed && !injected && p.b.gran > 0 {
 		p.b.timer = time.AfterFunc(time.Hour, p.b.tick)
 		p.b.timer.Stop()
@@ -509,11 +515,18 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 // past Life, or the pool is closed; then it is closed. A Release or Destroy of a loan that has
 // ended does nothing.
 func (l Loan[T]) Release() {
-	p := l.p
-	if p == nil {
-		return
+	if l.p != nil && l.release() {
+		l.p.b.counts.AddPair(tally.Admitted, tally.Passed)
 	}
+}
+
+// release is Release without the counts: what the pool does to give back a loan its caller never
+// had. It reports whether the loan had not ended.
+func (l Loan[T]) release() bool {
+	p := l.p
 	switch p.b.giveBack(l.i, l.w) {
+	case fastStale:
+		return false
 	case fastSlow:
 		p.releaseSlow(l.i)
 	case fastWake:
@@ -522,6 +535,7 @@ func (l Loan[T]) Release() {
 		p.mu.Unlock()
 		p.closeAll(out)
 	}
+	return true
 }
 
 // Destroy says the resource broke: it is closed and its room freed for a new one. A Release or
@@ -531,6 +545,7 @@ func (l Loan[T]) Destroy() {
 	if p == nil || !p.b.slots[l.i].word.CompareAndSwap(l.w, l.w+genStep) {
 		return
 	}
+	p.b.counts.AddPair(tally.Admitted, tally.Failed)
 	p.mu.Lock()
 	now := p.b.clock()
 	p.g.back(p.b.slots[l.i].loan, now, false)
@@ -612,6 +627,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 		if w.queued {
 			p.dequeue(w)
 			p.mu.Unlock()
+			p.b.counts.Add(tally.Abandoned)
 			return Loan[T]{}, ctx.Err()
 		}
 		p.mu.Unlock()
@@ -626,11 +642,15 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 			p.mu.Unlock()
 			p.closeAll(out)
 		default:
-			p.loan(g.i, g.w).Release()
+			p.loan(g.i, g.w).release()
 		}
+		p.b.counts.Add(tally.Abandoned)
 		return Loan[T]{}, ctx.Err()
 	}
 	if g.err != nil {
+		if g.err != ErrClosed {
+			p.b.counts.Add(tally.Refused)
+		}
 		return Loan[T]{}, g.err
 	}
 	if !g.make {
@@ -673,19 +693,25 @@ func (p *Pool[T]) make(ctx context.Context, i uint32) (Loan[T], error) {
 		if !d.finished {
 			d.gone = true // the dial's outcome goes to the pool
 			p.mu.Unlock()
+			p.b.counts.Add(tally.Abandoned)
 			return Loan[T]{}, ctx.Err()
 		}
 		p.mu.Unlock()
 	}
 	if d.panicked {
+		p.b.counts.AddPair(tally.Admitted, tally.Failed)
 		panic(d.panicVal)
 	}
 	if d.err != nil {
+		if d.err != ErrClosed {
+			p.b.counts.AddPair(tally.Admitted, tally.Failed) // admitted to open, and the open failed
+		}
 		return Loan[T]{}, d.err
 	}
 	l := p.loan(i, d.w)
 	if err := ctx.Err(); err != nil {
-		l.Release() // the caller gave up as the open finished: the resource goes to the pool
+		l.release() // the caller gave up as the open finished: the resource goes to the pool
+		p.b.counts.Add(tally.Abandoned)
 		return Loan[T]{}, err
 	}
 	return l, nil
@@ -977,6 +1003,18 @@ func (p *Pool[T]) Refusal() float64 {
 	defer p.mu.Unlock()
 	return p.g.refusal(p.b.clock())
 }
+
+// Counts returns the pool's counts since New ([ward.Counts]), one call of Acquire each. A loan
+// is counted when it ends, as admitted and settled at once: Release is a Pass, Destroy a Fail,
+// and an Acquire whose open failed (an error, a panic, a resource the pool already holds) is a
+// loan admitted to open that failed at once; so Admitted is Passed + Failed + Ignored (Ignored
+// stays zero), and the loans under way are [Stats].Lent. Refused is an Acquire the ward refused
+// ([ErrRefused]); Abandoned is one whose context ended while it waited for a resource or its
+// open. An Acquire whose context was done when it was called, and one that met a closed pool
+// ([ErrClosed]), count nothing; nor does a Release or Destroy of a loan that has ended. The
+// counts sit in per-P rows, one plain add on the calling P's own line when a loan ends, and are
+// folded here.
+func (p *Pool[T]) Counts() ward.Counts { return p.b.counts.Counts() }
 
 // Stats returns a snapshot of the pool. Its fields are read one after another while the pool
 // runs, so under concurrent use they need not add up; Idle never exceeds Limits.Idle.
