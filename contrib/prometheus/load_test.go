@@ -23,6 +23,9 @@ import (
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
+	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/pool"
+	"github.com/wardgo/ward/rate"
 	"github.com/wardgo/ward/wardhttp"
 )
 
@@ -59,6 +62,52 @@ func (c *tallies) call(ctx context.Context, g ward.Guard, i, nested int) {
 		h.Ignore()
 		c.ignore.Add(1)
 	}
+}
+
+// gate admits through a guard that settles nothing (a rate limit): admitted or refused.
+func (c *tallies) gate(ctx context.Context, g ward.Guard) {
+	switch _, err := g.Admit(ctx); {
+	case err == nil:
+		c.admitted.Add(1)
+	case errors.Is(err, ward.ErrRefused):
+		c.refused.Add(1)
+	default:
+		panic(err)
+	}
+}
+
+var errWrong, errOwn = errors.New("wrong password"), errors.New("no such user")
+
+// login runs a request for key through w.Do, ending by i: a success, a failure, or the caller's
+// own error (settled as an ignore).
+func (c *tallies) login(ctx context.Context, w *failurewindow.Window, key string, i int) {
+	err := w.Do(ctx, key, func(context.Context) error { return []error{nil, errWrong, errOwn}[i%3] })
+	if errors.Is(err, ward.ErrRefused) {
+		c.refused.Add(1)
+		return
+	}
+	c.admitted.Add(1)
+	[]*atomic.Int64{&c.pass, &c.fail, &c.ignore}[i%3].Add(1)
+}
+
+// borrow takes a loan of p and ends it by i: a Release (pass), or every fourth a Destroy (fail).
+func (c *tallies) borrow(ctx context.Context, p *pool.Pool[int], i int) {
+	l, err := p.Acquire(ctx)
+	switch {
+	case errors.Is(err, ward.ErrRefused):
+		c.refused.Add(1)
+		return
+	case err != nil:
+		panic(err)
+	}
+	c.admitted.Add(1)
+	if i%4 == 0 {
+		l.Destroy()
+		c.fail.Add(1)
+		return
+	}
+	l.Release()
+	c.pass.Add(1)
 }
 
 // scrape reads the collector through promhttp, as Prometheus does, and returns every sample as
@@ -146,10 +195,25 @@ func TestUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	budget, _ := wardhttp.NewRetryBudget(10, 0.1)
+	bucket, _ := rate.NewBucketLimiter(10, 5, rate.WithClock(clk), rate.WithCounts())
+	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
+	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
+	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
+		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, errOwn) }))
+	makes, _ := rate.NewBucket(1, 2, 0) // the pool's ward: a make a second of its clock, 2 at once
+	part, _ := pool.FromBucket(makes)
+	var ids atomic.Int64 // every resource opened is a new one
+	pl, err := pool.New(func(context.Context) (int, error) { return int(ids.Add(1)), nil }, func(int) {}, pool.Limits{Size: 4, Idle: 4},
+		pool.WithClock(clk), pool.WithWard(pool.Ward{Bucket: part}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
 
 	c := New("svc")
 	for _, err := range []error{c.Limiter("api", lim), c.Partitions("parts", ps), c.Queue("line", q), c.Queue("line2", q2),
-		c.Breaker("db", brk), c.RetryBudget("retries", budget)} {
+		c.Breaker("db", brk), c.RetryBudget("retries", budget), c.Rate("bucket", bucket), c.Rate("sliding", sliding),
+		c.Rate("period", period), c.FailureWindow("logins", fw), c.Pool("conns", pl)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +223,7 @@ func TestUnderLoad(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.PanicOnError}))
 	defer srv.Close()
 
-	var cl, cb, cq tallies
+	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool tallies
 	cparts := map[string]*tallies{"live": {}, "batch": {}}
 	var retries struct{ allowed, refused, pass, fail atomic.Int64 }
 	const workers, each = 8, 600
@@ -184,6 +248,11 @@ func TestUnderLoad(t *testing.T) {
 				cparts[part].call(ctx, ps.Partition(part), i, nested)
 				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
 				cq.call(ctx, q, i, nested)
+				cbucket.gate(ctx, bucket)
+				csliding.gate(ctx, sliding)
+				cperiod.gate(ctx, period)
+				cfw.login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
+				cpool.borrow(ctx, pl, i)
 				if budget.Allow() {
 					retries.allowed.Add(1)
 				} else {
@@ -264,6 +333,14 @@ func TestUnderLoad(t *testing.T) {
 	cr.pass.Store(retries.pass.Load())
 	cr.fail.Store(retries.fail.Load())
 	check(t, got, "retry_budget", "retries", "retry", &cr)
+	check(t, got, "rate", "bucket", "rate", &cbucket)
+	check(t, got, "rate", "sliding", "rate", &csliding)
+	check(t, got, "rate", "period", "rate", &cperiod)
+	check(t, got, "failurewindow", "logins", "failures", &cfw)
+	check(t, got, "pool", "conns", "pool", &cpool)
+	if v := got["svc_ward_in_flight{kind=pool,name=conns}"]; v != 0 {
+		t.Errorf("pool in flight %v after every loan ended", v)
+	}
 	// every timed call of the limiter is in its histogram (WithSampleEvery(1): every passed or
 	// failed call), and the limiter's own calls are all settled
 	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
@@ -272,7 +349,7 @@ func TestUnderLoad(t *testing.T) {
 	if v := got["svc_ward_in_flight{kind=adaptive,name=api}"]; v != 0 {
 		t.Errorf("in flight %v after every call settled", v)
 	}
-	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"]} {
+	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool} {
 		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
 			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
 		}
@@ -361,5 +438,25 @@ func TestDuplicate(t *testing.T) {
 	reg.MustRegister(c)
 	if _, err := reg.Gather(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNotCounting: a rate limiter that counts nothing (built without rate.WithCounts) is an error
+// to add, through Rate or Guard, and a second rate limiter under one name is a duplicate.
+func TestNotCounting(t *testing.T) {
+	quiet, _ := rate.NewBucketLimiter(1, 1)
+	counting, _ := rate.NewBucketLimiter(1, 1, rate.WithCounts())
+	c := New("svc")
+	if err := c.Rate("quiet", quiet); err == nil {
+		t.Fatal("Rate of a limiter built without WithCounts: no error")
+	}
+	if err := c.Guard("rate", "quiet", "rate", quiet); err == nil {
+		t.Fatal("Guard of a limiter built without WithCounts: no error")
+	}
+	if err := c.Rate("clients", counting); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rate("clients", counting); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("a second rate limiter under one name: %v, want ErrDuplicate", err)
 	}
 }

@@ -7,6 +7,9 @@
 //	c.Breaker("payments", brk)
 //	c.Shedder("api", shd)
 //	c.Transport("backend", tr) // every host's breaker, as hosts come and go
+//	c.Rate("clients", bucket)  // a rate limiter built with rate.WithCounts
+//	c.FailureWindow("logins", fw)
+//	c.Pool("db", pl)
 //	prometheus.MustRegister(c)
 //
 // The metrics, each labelled with the kind of guard (adaptive, partition, queue, breaker, shed,
@@ -21,7 +24,8 @@
 //	<ns>_ward_call_duration_seconds{kind,name}   histogram of the response times a type measures
 //	                                             (adaptive: its timed calls; shed)
 //	<ns>_ward_limit{name}                        adaptive limit
-//	<ns>_ward_in_flight{kind,name}               calls in flight (adaptive, partition, shed)
+//	<ns>_ward_in_flight{kind,name}               calls in flight (adaptive, partition, shed; pool:
+//	                                             loans under way)
 //	<ns>_ward_partition_guarantee{name}          calls in flight a partition is guaranteed
 //	<ns>_ward_queue_waiting{name}                callers waiting in a Queue's line
 //	<ns>_ward_latency_seconds{name}              the adaptive limiter's last window response time
@@ -55,6 +59,8 @@ import (
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
+	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
@@ -172,17 +178,62 @@ func (c *Collector) Transport(name string, t *wardhttp.Transport) error {
 	return c.add("retry_budget", name, "retry", t.Budget())
 }
 
+// RateLimiter is what [Collector.Rate] reads: a *rate.BucketLimiter, *rate.SlidingLimiter or
+// *rate.PeriodLimiter.
+type RateLimiter interface {
+	ward.Counter
+	Counting() bool
+}
+
+// Rate adds a rate limiter under name (kind rate, reason rate). A BucketLimiter or PeriodLimiter
+// built without rate.WithCounts counts nothing, and adding one is an error.
+func (c *Collector) Rate(name string, l RateLimiter) error {
+	if !l.Counting() {
+		return errNotCounting("rate", name)
+	}
+	return c.add("rate", name, "rate", l)
+}
+
+// FailureWindow adds a failure window under name (kind failurewindow, reason failures): the
+// requests its Admit admitted and refused, and the failures reported (see
+// failurewindow.Window.Counts for what its settled counts hold).
+func (c *Collector) FailureWindow(name string, w *failurewindow.Window) error {
+	return c.add("failurewindow", name, "failures", w)
+}
+
+// PoolStats is what [Collector.Pool] reads: a *pool.Pool of any resource type.
+type PoolStats interface {
+	ward.Counter
+	Stats() pool.Stats
+}
+
+// Pool adds a pool under name (kind pool, reason pool): its loans, counted when they end, the
+// Acquires its ward refused and those abandoned while waiting, and its loans under way as in
+// flight.
+func (c *Collector) Pool(name string, p PoolStats) error {
+	return c.add("pool", name, "pool", p)
+}
+
+// errNotCounting is the error of adding a guard that says it counts nothing.
+func errNotCounting(kind, name string) error {
+	return fmt.Errorf("wardprom: %s %q counts nothing (a rate limiter needs rate.WithCounts)", kind, name)
+}
+
 // RetryBudget adds a retry budget under name.
 func (c *Collector) RetryBudget(name string, b *wardhttp.RetryBudget) error {
 	return c.add("retry_budget", name, "retry", b)
 }
 
-// Guard adds any other guard that counts ([ward.Counter]: the rate limiters, failurewindow.Window,
-// pool.Pool, a guard of your own) under kind and name; its refusals are labelled reason. A guard
-// that also implements [ward.Timed] exports its histogram.
+// Guard adds any other guard that counts ([ward.Counter]: a guard of your own) under kind and
+// name; its refusals are labelled reason. A guard that also implements [ward.Timed] exports its
+// histogram. A guard with a Counting method that reports false (a rate limiter built without
+// rate.WithCounts) is an error.
 func (c *Collector) Guard(kind, name, reason string, g ward.Counter) error {
 	if kind == "" || kind == "transport" {
 		return fmt.Errorf("wardprom: kind %q: a kind of guard (rate, failurewindow, pool, …)", kind)
+	}
+	if n, ok := g.(interface{ Counting() bool }); ok && !n.Counting() {
+		return errNotCounting(kind, name)
 	}
 	return c.add(kind, name, reason, g)
 }
@@ -268,6 +319,8 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, e entry) {
 		}
 	case *wardhttp.RetryBudget:
 		ch <- prometheus.MustNewConstMetric(c.tokens, gauge, v.Tokens(), e.name)
+	case PoolStats:
+		ch <- prometheus.MustNewConstMetric(c.inFlight, gauge, float64(v.Stats().Lent), e.kind, e.name)
 	}
 }
 
