@@ -3,6 +3,7 @@ package wardotel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +18,9 @@ import (
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
+	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/pool"
+	"github.com/wardgo/ward/rate"
 	"github.com/wardgo/ward/wardhttp"
 )
 
@@ -48,6 +52,52 @@ func (c *tallies) call(ctx context.Context, g ward.Guard, i, nested int) {
 		h.Ignore()
 		c.ignore.Add(1)
 	}
+}
+
+// gate admits through a guard that settles nothing (a rate limit): admitted or refused.
+func (c *tallies) gate(ctx context.Context, g ward.Guard) {
+	switch _, err := g.Admit(ctx); {
+	case err == nil:
+		c.admitted.Add(1)
+	case errors.Is(err, ward.ErrRefused):
+		c.refused.Add(1)
+	default:
+		panic(err)
+	}
+}
+
+var errWrong, errOwn = errors.New("wrong password"), errors.New("no such user")
+
+// login runs a request for key through w.Do, ending by i: a success, a failure, or the caller's
+// own error (settled as an ignore).
+func (c *tallies) login(ctx context.Context, w *failurewindow.Window, key string, i int) {
+	err := w.Do(ctx, key, func(context.Context) error { return []error{nil, errWrong, errOwn}[i%3] })
+	if errors.Is(err, ward.ErrRefused) {
+		c.refused.Add(1)
+		return
+	}
+	c.admitted.Add(1)
+	[]*atomic.Int64{&c.pass, &c.fail, &c.ignore}[i%3].Add(1)
+}
+
+// borrow takes a loan of p and ends it by i: a Release (pass), or every fourth a Destroy (fail).
+func (c *tallies) borrow(ctx context.Context, p *pool.Pool[int], i int) {
+	l, err := p.Acquire(ctx)
+	switch {
+	case errors.Is(err, ward.ErrRefused):
+		c.refused.Add(1)
+		return
+	case err != nil:
+		panic(err)
+	}
+	c.admitted.Add(1)
+	if i%4 == 0 {
+		l.Destroy()
+		c.fail.Add(1)
+		return
+	}
+	l.Release()
+	c.pass.Add(1)
 }
 
 // collect returns every data point the reader collects as "name{kind,name,reason|outcome}".
@@ -114,8 +164,23 @@ func TestUnderLoad(t *testing.T) {
 	host := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer host.Close()
 	tr, _ := wardhttp.NewTransport(http.DefaultTransport)
+	bucket, _ := rate.NewBucketLimiter(10, 5, rate.WithClock(clk), rate.WithCounts())
+	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
+	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
+	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
+		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, errOwn) }))
+	makes, _ := rate.NewBucket(1, 2, 0) // the pool's ward: a make a second of its clock, 2 at once
+	part, _ := pool.FromBucket(makes)
+	var ids atomic.Int64 // every resource opened is a new one
+	pl, err := pool.New(func(context.Context) (int, error) { return int(ids.Add(1)), nil }, func(int) {}, pool.Limits{Size: 4, Idle: 4},
+		pool.WithClock(clk), pool.WithWard(pool.Ward{Bucket: part}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
 
-	srcs := []Source{Limiter("api", lim), Partitions("parts", ps), Queue("line", q), Breaker("db", brk), Transport("out", tr)}
+	srcs := []Source{Limiter("api", lim), Partitions("parts", ps), Queue("line", q), Breaker("db", brk), Transport("out", tr),
+		Rate("bucket", bucket), Rate("sliding", sliding), Rate("period", period), FailureWindow("logins", fw), Pool("conns", pl)}
 	prod, err := Producer(srcs...)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +194,7 @@ func TestUnderLoad(t *testing.T) {
 	}
 	defer func() { _ = reg.Unregister() }()
 
-	var cl, cb, cq tallies
+	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool tallies
 	cparts := map[string]*tallies{"live": {}, "batch": {}}
 	const workers, each = 8, 400
 	var wg sync.WaitGroup
@@ -153,6 +218,11 @@ func TestUnderLoad(t *testing.T) {
 				cparts[part].call(ctx, ps.Partition(part), i, nested)
 				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
 				cq.call(ctx, q, i, nested)
+				cbucket.gate(ctx, bucket)
+				csliding.gate(ctx, sliding)
+				cperiod.gate(ctx, period)
+				cfw.login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
+				cpool.borrow(ctx, pl, i)
 			}
 		}()
 	}
@@ -180,6 +250,14 @@ func TestUnderLoad(t *testing.T) {
 	check(t, got, "partition", "parts/batch", "partition", cparts["batch"])
 	check(t, got, "breaker", "db", "breaker", &cb)
 	check(t, got, "queue", "line", "queue", &cq)
+	check(t, got, "rate", "bucket", "rate", &cbucket)
+	check(t, got, "rate", "sliding", "rate", &csliding)
+	check(t, got, "rate", "period", "rate", &cperiod)
+	check(t, got, "failurewindow", "logins", "failures", &cfw)
+	check(t, got, "pool", "conns", "pool", &cpool)
+	if v, ok := got["ward.in_flight{pool,conns}"]; !ok || v != 0 {
+		t.Errorf("pool in flight %v (present %v) after every loan ended, want 0", v, ok)
+	}
 	if h, want := got["ward.call.duration{adaptive,api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
 	}
@@ -190,7 +268,7 @@ func TestUnderLoad(t *testing.T) {
 	if k := "ward.retry_budget.tokens{out}"; got[k] != wardhttp.DefaultRetryTokens {
 		t.Errorf("%s = %v, want %v", k, got[k], wardhttp.DefaultRetryTokens)
 	}
-	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"]} {
+	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool} {
 		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
 			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
 		}
@@ -213,5 +291,25 @@ func TestDuplicate(t *testing.T) {
 	lim, _ := adaptive.New(rule)
 	if _, err := Register(mp.Meter("test"), Breaker("db", b1), Limiter("db", lim)); err != nil {
 		t.Fatalf("one name for two kinds: %v", err)
+	}
+}
+
+// TestNotCounting: a rate limiter that counts nothing (built without rate.WithCounts) fails at
+// Register and at Producer, through Rate or Guard.
+func TestNotCounting(t *testing.T) {
+	quiet, _ := rate.NewBucketLimiter(1, 1)
+	mp := sdkmetric.NewMeterProvider()
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+	for _, src := range []Source{Rate("quiet", quiet), Guard("rate", "quiet", "rate", quiet)} {
+		if _, err := Register(mp.Meter("test"), src); err == nil {
+			t.Error("Register of a limiter built without WithCounts: no error")
+		}
+		if _, err := Producer(src); err == nil {
+			t.Error("Producer of a limiter built without WithCounts: no error")
+		}
+	}
+	counting, _ := rate.NewBucketLimiter(1, 1, rate.WithCounts())
+	if _, err := Register(mp.Meter("test"), Rate("clients", counting), Rate("clients", counting)); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("two rate limiters under one name: %v, want ErrDuplicate", err)
 	}
 }

@@ -10,16 +10,18 @@
 //	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(wardotel.Producer(wardotel.Limiter("api", lim))))
 //
 // The instruments, each with the attributes ward.kind (adaptive, partition, queue, breaker, shed,
-// retry_budget, or the kind given to [Guard]) and ward.name:
+// rate, failurewindow, pool, retry_budget, or the kind given to [Guard]) and ward.name:
 //
 //	ward.admitted              counter    calls admitted
 //	ward.refused               counter    calls refused (ward.reason: limit, partition, queue,
-//	                                      breaker, overload, retry, or Guard's)
+//	                                      breaker, overload, rate, failures, pool, retry, or
+//	                                      Guard's)
 //	ward.abandoned             counter    calls whose context ended while they waited
 //	ward.settled               counter    admitted calls settled (ward.outcome: pass, fail, ignore)
 //	ward.call.duration         histogram  response times a type measures, s (from [Producer])
 //	ward.limit                 gauge      adaptive limit
-//	ward.in_flight             gauge      calls in flight (adaptive, partition, shed)
+//	ward.in_flight             gauge      calls in flight (adaptive, partition, shed; pool: loans
+//	                                      under way)
 //	ward.partition.guarantee   gauge      calls in flight a partition is guaranteed
 //	ward.queue.waiting         gauge      callers waiting in a Queue's line
 //	ward.latency               gauge      the adaptive limiter's last window response time, s
@@ -50,6 +52,8 @@ import (
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
+	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
@@ -97,13 +101,46 @@ func Transport(name string, t *wardhttp.Transport) Source {
 	return Source{kind: "transport", name: name, v: t}
 }
 
+// RateLimiter is what [Rate] observes: a *rate.BucketLimiter, *rate.SlidingLimiter or
+// *rate.PeriodLimiter.
+type RateLimiter interface {
+	ward.Counter
+	Counting() bool
+}
+
+// Rate observes a rate limiter under name (ward.kind rate, ward.reason rate). A BucketLimiter or
+// PeriodLimiter built without rate.WithCounts counts nothing: Register and Producer refuse it.
+func Rate(name string, l RateLimiter) Source {
+	return Source{kind: "rate", name: name, reason: "rate", v: l}
+}
+
+// FailureWindow observes a failure window under name (ward.kind failurewindow, ward.reason
+// failures): the requests its Admit admitted and refused, and the failures reported (see
+// failurewindow.Window.Counts for what its settled counts hold).
+func FailureWindow(name string, w *failurewindow.Window) Source {
+	return Source{kind: "failurewindow", name: name, reason: "failures", v: w}
+}
+
+// PoolStats is what [Pool] observes: a *pool.Pool of any resource type.
+type PoolStats interface {
+	ward.Counter
+	Stats() pool.Stats
+}
+
+// Pool observes a pool under name (ward.kind pool, ward.reason pool): its loans, counted when
+// they end, the Acquires its ward refused and those abandoned while waiting, and its loans under
+// way as ward.in_flight.
+func Pool(name string, p PoolStats) Source {
+	return Source{kind: "pool", name: name, reason: "pool", v: p}
+}
+
 // RetryBudget observes a retry budget under name.
 func RetryBudget(name string, b *wardhttp.RetryBudget) Source {
 	return Source{kind: "retry_budget", name: name, reason: "retry", v: b}
 }
 
-// Guard observes any other guard that counts ([ward.Counter]: the rate limiters,
-// failurewindow.Window, pool.Pool, a guard of your own) under kind and name; its refusals carry
+// Guard observes any other guard that counts ([ward.Counter]: a guard of your own; one with a
+// Counting method that reports false is refused at Register) under kind and name; its refusals carry
 // ward.reason reason. A guard that implements [ward.Timed] too has a histogram in [Producer].
 func Guard(kind, name, reason string, g ward.Counter) Source {
 	return Source{kind: kind, name: name, reason: reason, v: g}
@@ -120,6 +157,9 @@ func expand(sources []Source) ([]Source, map[srcKey]bool, error) {
 	add := func(s Source) error {
 		if s.kind == "" || s.v == nil {
 			return fmt.Errorf("wardotel: source %q: no kind or no value", s.name)
+		}
+		if n, ok := s.v.(interface{ Counting() bool }); ok && !n.Counting() {
+			return fmt.Errorf("wardotel: %s %q counts nothing (a rate limiter needs rate.WithCounts)", s.kind, s.name)
 		}
 		k := srcKey{s.kind, s.name}
 		if seen[k] {
@@ -282,6 +322,8 @@ func observe(o metric.Observer, in *instruments, s Source) {
 		}
 	case *wardhttp.RetryBudget:
 		o.ObserveFloat64(in.tokens, v.Tokens(), only)
+	case PoolStats:
+		o.ObserveFloat64(in.inFlight, float64(v.Stats().Lent), both)
 	}
 }
 
