@@ -32,9 +32,11 @@ import (
 //     count for a window: if the throughput holds there too, the test goes a quarter lower again;
 //     if it falls (believed only when two windows say so, since the first still holds calls queued
 //     before the cut), the knee is where the saturated throughput meets the latency without a
-//     queue, and the limit goes there. From a cold start whose initial limit is the backend's
-//     own size, the limit therefore doubles once, holds three quarters of its start for two
-//     windows and settles at the knee: it never returns to the doubled limit.
+//     queue, and the limit goes there. A window with more throughput than the saturated one (the
+//     backend got faster) ends the test and becomes the baseline; so does one saturated at Min.
+//     From a cold start whose initial limit is the backend's own size, the limit therefore
+//     doubles once, holds three quarters of its start for two windows and settles at the knee:
+//     it never returns to the doubled limit.
 //   - Beyond the knee the limit probes upwards by a step that doubles every window without
 //     queueing (BIC-TCP's max probing, Xu, Harfoush and Rhee 2004), held to an eighth of the
 //     limit, and falls back to one after a cut.
@@ -137,8 +139,21 @@ func (r *KneeRule) Sample(s Sample) {
 		// the one without a queue, and the knee is where the saturated throughput meets it. The
 		// first window after the cut still holds calls admitted before it, whose queueing makes
 		// the throughput read low: a fall is believed only from the second.
-		if float64(s.InFlight) >= proportional*r.satX*float64(s.RTT) {
+		x := float64(s.InFlight) / float64(s.RTT)
+		switch {
+		case proportional*x > r.satX:
+			// More throughput with fewer calls: the backend got faster. The test says nothing;
+			// this window is the new baseline.
+			r.satN = 0
+			r.setBase(s)
+			return
+		case x >= proportional*r.satX && r.clamp(float64(s.InFlight)*probeShare) < float64(s.InFlight):
 			r.probe(s.RTT, s.InFlight)
+			return
+		case x >= proportional*r.satX:
+			// Saturated at the least limit there is: the limit stays there.
+			r.satN = 0
+			r.base, r.baseN, r.checked = s.RTT, s.InFlight, true
 			return
 		}
 		if !r.satWait {

@@ -76,6 +76,30 @@ func TestKneeTrace(t *testing.T) {
 	if r.SlowStart() || r.Baseline() != 50*ms {
 		t.Fatalf("slow start %v, baseline %v; want false, 50ms", r.SlowStart(), r.Baseline())
 	}
+
+	// The backend gets faster during the test: the test ends, that window is the baseline, and
+	// probing goes on from the limit the test held.
+	r, _ = NewKnee(DefaultKnee())
+	runRule(t, "Knee faster during the test", r, []step{
+		{Sample{RTT: 50 * ms, InFlight: 20}, 40},
+		{Sample{RTT: 100 * ms, InFlight: 40}, 15},
+		{Sample{RTT: 20 * ms, InFlight: 15}, 15}, // 0.75 calls/ms where 20 in flight gave 0.4
+		{Sample{RTT: 20 * ms, InFlight: 15}, 16},
+	})
+	if r.Baseline() != 20*ms {
+		t.Fatalf("baseline %v, want 20ms", r.Baseline())
+	}
+
+	// Saturated at Min: the test cannot go lower, so it ends there, and probing resumes.
+	p := DefaultKnee()
+	p.Initial = 1
+	r, _ = NewKnee(p)
+	runRule(t, "Knee saturated at Min", r, []step{
+		{Sample{RTT: 50 * ms, InFlight: 1}, 2},
+		{Sample{RTT: 100 * ms, InFlight: 2}, 1}, // twice the time with twice the calls: saturated at 1
+		{Sample{RTT: 50 * ms, InFlight: 1}, 1},  // the same throughput at 1, the least limit: the test ends
+		{Sample{RTT: 50 * ms, InFlight: 1}, 2},  // no queue at 1: probing, +1
+	})
 }
 
 func TestKneeConstructionErrors(t *testing.T) {
