@@ -274,10 +274,10 @@ func checkDOM(t *testing.T, dom string, refusedByNow int64) {
 		return v
 	}
 	want := map[string][]string{
-		"api":   {"limit", "in flight", "latency", "refused"},
-		"db":    {"ratio", "successes in window", "failures in window", "drops in window", "refused"},
+		"api":   {"limit", "in flight", "latency", "refused", "admitted", "passed", "failed", "ignored"},
+		"db":    {"ratio", "successes in window", "failures in window", "drops in window", "refused", "admitted", "passed", "failed", "ignored"},
 		"door":  {"cpu", "in flight", "average in flight", "capacity", "hot", "refused"},
-		"conns": {"lent", "idle", "live", "making", "waiting", "opened", "failed", "closed"},
+		"conns": {"lent", "idle", "live", "making", "waiting", "opened", "failed", "closed", "admitted", "refused", "abandoned", "passed", "ignored"},
 	}
 	for g, names := range want {
 		if _, ok := guards[g]; !ok {
@@ -297,6 +297,11 @@ func checkDOM(t *testing.T, dom string, refusedByNow int64) {
 	}
 	if r := num("db", "ratio"); r < 0 || r > 1 {
 		t.Errorf("db ratio shows %v, want a fraction", r)
+	}
+	for _, g := range []string{"api", "db", "conns"} {
+		if total, err := strconv.ParseFloat(guards[g]["admitted"].total, 64); err != nil || total < 1 {
+			t.Errorf("%s admitted total shows %q, want a count of at least 1", g, guards[g]["admitted"].total)
+		}
 	}
 	total, err := strconv.ParseFloat(guards["api"]["refused"].total, 64)
 	if err != nil || total < 20 || total > float64(refusedByNow) {

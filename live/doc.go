@@ -33,8 +33,16 @@
 //   - [Page.FailureWindow]: keys, failures stored, evictions, uncounted failures.
 //   - [Page.Bucket]: a token bucket's tokens.
 //
-// Any other guard (a guard of your own, a rate limiter of another shape, a retry budget) is
-// registered with [Page.Add] and a function that reports its [Readings].
+// Every guard that counts its calls (a ward.Counter) also shows admitted and refused per second
+// with their totals, the admitted calls settled per second by outcome (passed, failed, ignored)
+// where the guard settles them, and abandoned where its callers wait (a queue, a pool); every
+// guard that times its calls (a ward.Timed) shows the mean response time of the calls timed
+// between two samples (latency mean). A rate bucket built without rate.WithCounts shows its
+// tokens only.
+//
+// Any other guard that counts (a rate limiter of another shape, a retry budget, a guard of your
+// own) is registered with [Page.Guard]; anything else with [Page.Add] and a function that reports
+// its [Readings].
 //
 // # When it samples
 //

@@ -430,3 +430,76 @@ func TestRun(t *testing.T) {
 		t.Fatalf("Run took %d samples, want at least the first", got)
 	}
 }
+
+// TestCounts: every guard that counts shows admitted and refused as rates with their totals and
+// its settled outcomes, and one that times its calls the mean latency of the calls timed between
+// two samples; a bucket built without rate.WithCounts shows no counts.
+func TestCounts(t *testing.T) {
+	var now int64
+	clk := func() int64 { return now }
+	rule, _ := adaptive.NewFixed(2)
+	lim, _ := adaptive.New(rule, adaptive.WithClock(clk), adaptive.WithSampleEvery(1))
+	counted, _ := rate.NewBucketLimiter(1, 2, rate.WithClock(clk), rate.WithCounts())
+	quiet, _ := rate.NewBucketLimiter(1, 2, rate.WithClock(clk))
+	sliding, _ := rate.NewSlidingLimiter(1, time.Hour, rate.WithClock(clk))
+	m := newManual()
+	p := mustPage(t, live.WithClock(m.now), live.WithEvery(time.Second))
+	for _, err := range []error{p.Limiter("lim", lim), p.Bucket("counted", counted), p.Bucket("quiet", quiet),
+		p.Guard("sliding", "rate limiter", sliding)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Guard("nil", "x", (*rate.SlidingLimiter)(nil)); err == nil {
+		t.Error("Guard of a nil limiter: no error")
+	}
+	p.Sample()
+	// one second: 2 calls of the limiter pass after 4 ms and 2 ms, one fails, one is refused
+	a, _ := lim.Acquire()
+	b, _ := lim.Acquire()
+	if _, ok := lim.Acquire(); ok {
+		t.Fatal("a third call admitted under a limit of 2")
+	}
+	now += int64(2 * time.Millisecond)
+	b.Pass()
+	now += int64(2 * time.Millisecond)
+	a.Pass()
+	c, _ := lim.Acquire()
+	c.Fail()
+	for range 3 {
+		counted.Allow()
+		quiet.Allow()
+		sliding.Allow()
+	}
+	m.add(time.Second)
+	p.Sample()
+	got := decode(t, p.JSON())
+	for _, c := range []struct {
+		guard, series string
+		now, total    float64
+	}{
+		{"lim", "admitted", 3, 3}, {"lim", "refused", 1, 1}, {"lim", "passed", 2, 2}, {"lim", "failed", 1, 1},
+		{"lim", "ignored", 0, 0},
+		{"counted", "admitted", 2, 2}, {"counted", "refused", 1, 1},
+		{"sliding", "admitted", 1, 1}, {"sliding", "refused", 2, 2}, {"sliding", "passed", 0, 0},
+	} {
+		s := got.series(t, c.guard, c.series)
+		if s.Now == nil || *s.Now != c.now || s.Total == nil || *s.Total != c.total {
+			t.Errorf("%s %s: now %v, total %v; want %v/s and %v", c.guard, c.series, s.Now, s.Total, c.now, c.total)
+		}
+	}
+	// the three timed calls: 4 ms, 2 ms and 0 ms
+	if s := got.series(t, "lim", "latency mean"); s.Now == nil || *s.Now != 2 {
+		t.Errorf("lim latency mean = %v, want 2 ms", s.Now)
+	}
+	for _, g := range got.Guards {
+		if g.Name != "quiet" {
+			continue
+		}
+		for _, s := range g.Series {
+			if s.Name != "tokens" {
+				t.Errorf("a bucket without WithCounts shows %q", s.Name)
+			}
+		}
+	}
+}
