@@ -48,14 +48,26 @@ func (t *Table) Init(latency bool) {
 
 // Add counts one in word i (one of the constants above) of the calling P's row.
 func (t *Table) Add(i int) {
-	AddRow(t.t.Pin(), uintptr(i))
+	r := t.t.Current() // Pin's work written out: no call on the common path
+	if row := r.Row(stripe.PinRow(r)); row != nil {
+		AddRow(row, uintptr(i))
+		stripe.Unpin()
+		return
+	}
+	stripe.Unpin()
+	AddRow(t.t.Pin(), uintptr(i)) // GOMAXPROCS grew past the rows: Pin grows them
 	stripe.Unpin()
 }
 
 // AddPair counts one in words i and j of the calling P's row, with one pin: a settle that counts
 // its admission with its outcome.
 func (t *Table) AddPair(i, j int) {
-	row := t.t.Pin()
+	r := t.t.Current()
+	row := r.Row(stripe.PinRow(r))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		row = t.t.Pin()
+	}
 	AddRow(row, uintptr(i))
 	AddRow(row, uintptr(j))
 	stripe.Unpin()
