@@ -39,6 +39,11 @@ func wardBucket(r float64, burst int) func() Call {
 	return func() Call { return must(urate.Bucket(r, burst)) }
 }
 
+// wardCounted is wardBucket built WithCounts.
+func wardCounted(r float64, burst int) func() Call {
+	return func() Call { return must(urate.Bucket(r, burst, rate.WithCounts())) }
+}
+
 func xBucket(r float64, burst int) func() Call {
 	return func() Call {
 		l := xrate.NewLimiter(xrate.Limit(r), burst)
@@ -107,6 +112,7 @@ var Rate = Comparison{
 	WantAdmitted: 1,
 	Impls: []Impl{
 		{"ward", "BucketLimiter.Allow, burst 1: GCRA, one clock read and one CAS", wardBucket(admitRate, 1)},
+		{"ward-counts", "the same, built WithCounts: plus one pinned per-P add", wardCounted(admitRate, 1)},
 		{"x-time-rate", "golang.org/x/time/rate Limiter.Allow: a mutex, time.Now", xBucket(admitRate, 1)},
 		{"uber-ratelimit", "go.uber.org/ratelimit Take (blocking only; never blocks at this rate): atomics", uberTake(0)},
 		{"failsafe-ratelimiter", "failsafe-go smooth rate limiter TryAcquirePermit: a mutex", failsafeBucket(admitRate)},
@@ -120,6 +126,7 @@ var RateBurst = Comparison{
 	WantAdmitted: 1,
 	Impls: []Impl{
 		{"ward", "BucketLimiter.Allow, burst 10,000: one clock read; once callers collide, tokens leased to Ps", wardBucket(admitRate, burstSize)},
+		{"ward-counts", "the same, built WithCounts: plus one pinned per-P add", wardCounted(admitRate, burstSize)},
 		{"x-time-rate", "x/time/rate Limiter.Allow, burst 10,000: a mutex, time.Now", xBucket(admitRate, burstSize)},
 		{"uber-ratelimit", "go.uber.org/ratelimit Take, slack 10,000: atomics", uberTake(burstSize)},
 		{"failsafe-ratelimiter", "failsafe-go bursty limiter, 10,000 permits a 10 µs period: a mutex", failsafeBursty(admitRate, burstSize)},
@@ -137,6 +144,7 @@ var RateRefuse = Comparison{
 	},
 	Impls: []Impl{
 		{"ward", "BucketLimiter.Allow refused: one clock read, no CAS", wardBucket(refuseRate, 1)},
+		{"ward-counts", "the same, built WithCounts: plus one pinned per-P add", wardCounted(refuseRate, 1)},
 		{"x-time-rate", "x/time/rate Allow refused: a mutex, time.Now", xBucket(refuseRate, 1)},
 		{"failsafe-ratelimiter", "failsafe-go smooth TryAcquirePermit refused", failsafeBucket(refuseRate)},
 		{"mutex", "ward's pure Bucket behind one mutex", mutexBucket(refuseRate, 1)},

@@ -26,4 +26,5 @@ var Window = Comparison{
 }
 
 // All is every comparison the suite runs.
-var All = []*Comparison{&Adaptive, &Breaker, &BreakerRefuse, &Shed, &ShedRefuse, &Rate, &RateBurst, &RateRefuse, &Window}
+var All = []*Comparison{&Adaptive, &Breaker, &BreakerRefuse, &Shed, &ShedRefuse, &Rate, &RateBurst, &RateRefuse, &Window,
+	&Failures, &FailuresRefuse, &Pool}

@@ -4,9 +4,10 @@ package rate
 
 import "github.com/wardgo/ward/rate"
 
-// Bucket returns a call through a BucketLimiter of r tokens a second and the burst given.
-func Bucket(r float64, burst int) (func(work func(), outcome uint8) bool, error) {
-	b, err := rate.NewBucketLimiter(r, burst)
+// Bucket returns a call through a BucketLimiter of r tokens a second and the burst given, built
+// with opts.
+func Bucket(r float64, burst int, opts ...rate.Option) (func(work func(), outcome uint8) bool, error) {
+	b, err := rate.NewBucketLimiter(r, burst, opts...)
 	if err != nil {
 		return nil, err
 	}
