@@ -23,7 +23,7 @@ func (l *Limiter) Latency() ward.Latency { return tally.LatencyOf(l.pools.All(),
 // refused (by the limit, or as a borrower while another partition is hungry) and settled by
 // outcome. They are kept per P and folded here; the Limiter counts the same calls in its own
 // Counts, except the borrowers refused for hunger, which never reach it.
-func (p *Partition) Counts() ward.Counts { return p.counts.Counts() }
+func (p *Partition) Counts() ward.Counts { return tally.CountsOf(p.counts.All(), 0) }
 
 // Partitions returns the partitions, in the order they were given to NewPartitions.
 func (ps *Partitions) Partitions() []*Partition { return append([]*Partition(nil), ps.parts...) }

@@ -151,23 +151,42 @@ func (l *Limiter) stealOne() bool {
 	return false
 }
 
-// give returns one credit to the calling P's pool, counting the settle in word o of its row and,
-// for a timed call (rtt >= 0), its response time; an overfull pool gives half back, and a debt in
-// the central pool takes the whole pool. The adds are the only things done pinned.
-func (l *Limiter) give(o uintptr, rtt int64) {
-	r := l.pools.Current()
-	row := r.Row(stripe.PinRow(r))
-	if row == nil { // GOMAXPROCS grew: the table grows, keeping the old rows for sweeps
+// rowsOf returns row i of r and, when x is not nil, of x's current rows; row is nil when either
+// table has no row i.
+func rowsOf(r *stripe.Rows, x *stripe.Table, i int) (row, xrow unsafe.Pointer) {
+	row = r.Row(i)
+	if x != nil {
+		if xrow = x.Current().Row(i); xrow == nil {
+			row = nil
+		}
+	}
+	return row, xrow
+}
+
+// pinGrown pins the calling goroutine to its P and returns the P's rows, as rowsOf does, after
+// GOMAXPROCS grew past the rows of l.pools or x: it grows them (Pin grows a table to hold the P
+// the goroutine is pinned to) until the P it pins has a row in both. The rows made before a
+// growth are kept, so a credit or a count written there is not lost.
+func (l *Limiter) pinGrown(x *stripe.Table) (row, xrow unsafe.Pointer) {
+	for {
+		l.pools.Pin()
 		stripe.Unpin()
-		row = l.pools.Pin()
+		if x != nil {
+			x.Pin()
+			stripe.Unpin()
+		}
+		r := l.pools.Current()
+		if row, xrow = rowsOf(r, x, stripe.PinRow(r)); row != nil {
+			return row, xrow
+		}
+		stripe.Unpin()
 	}
-	w := (*int64)(row)
-	n := atomic.AddInt64(w, 1)
-	tally.AddRow(row, o)
-	if rtt >= 0 {
-		tally.ObserveRow(row, wLatency, rtt)
-	}
-	stripe.Unpin()
+}
+
+// gave finishes giving a credit back to the pool w, which holds n after the give, when the pool
+// filled from empty, is overfull (it gives half back), the central pool is in debt (the whole
+// pool pays it) or a Queue is attached (its waiters are woken).
+func (l *Limiter) gave(w *int64, n int64) {
 	if n == 1 {
 		l.filled()
 	} else if b := l.batch.Load(); n > 2*b && atomic.CompareAndSwapInt64(w, n, n-b) {

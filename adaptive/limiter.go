@@ -10,6 +10,7 @@ import (
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // ErrLimitExceeded is the refusal of a [Limiter] at its limit: allocation-free, matched with
@@ -213,38 +214,45 @@ type Lease struct {
 // Acquire admits a call if fewer than the limit are in flight: it takes a credit from its P's
 // pool, else from the central pool or another P's. It never blocks and never reads the clock on a
 // refusal.
-func (l *Limiter) Acquire() (Lease, bool) {
+func (l *Limiter) Acquire() (Lease, bool) { return l.take(nil) }
+
+// take is Acquire. When x is not nil it also counts the call, admitted or refused, in the calling
+// P's row of x (a Partition's counts, internal/tally's order), in the same pinned section.
+func (l *Limiter) take(x *stripe.Table) (Lease, bool) {
 	r := l.pools.Current()
 	if r == nil {
 		panic("adaptive: Limiter used without New")
 	}
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
-	row := r.Row(stripe.PinRow(r))
-	if row == nil { // GOMAXPROCS grew past the rows: Pin grows the table and returns pinned
+	row, xrow := rowsOf(r, x, stripe.PinRow(r))
+	if row == nil {
 		stripe.Unpin()
-		row = l.pools.Pin()
+		row, xrow = l.pinGrown(x)
 	}
 	w := (*int64)(row)
 	if n := atomic.LoadInt64(w); (n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1)) && (l.refusable() || !l.takeSlow(w)) {
-		stripe.Add((*int64)(unsafe.Add(row, wRefused*8)), 1)
+		tally.AddRow(row, wRefused)
+		if xrow != nil {
+			tally.AddRow(xrow, tally.Refused)
+		}
 		stripe.Unpin()
 		return Lease{}, false
 	}
 	t := tick(row)
+	if xrow != nil {
+		tally.AddRow(xrow, tally.Admitted)
+	}
 	stripe.Unpin()
-	return l.admitted(t), true
+	if t&(l.every-1) != 0 { // not one of the timed calls: no clock read
+		return Lease{lim: l}, true
+	}
+	return l.timedLease(t), true
 }
 
-// admitted is the lease of the t-th call admitted on its P: timed one in every.
-func (l *Limiter) admitted(t int64) Lease {
-	if l.every == 1 {
-		return Lease{lim: l, start: l.clock(), inFlight: l.inFlightNow(), timed: true}
-	}
-	if t&(l.every-1) != 0 {
-		return Lease{lim: l}
-	}
+// timedLease is the lease of the t-th call admitted on its P, one of those timed.
+func (l *Limiter) timedLease(t int64) Lease {
 	var n int64
-	if t&(inFlightEvery*l.every-1) == 0 {
+	if l.every == 1 || t&(inFlightEvery*l.every-1) == 0 {
 		n = l.inFlightNow()
 	}
 	return Lease{lim: l, start: l.clock(), inFlight: n, timed: true}
@@ -255,40 +263,76 @@ func (l *Limiter) admitted(t int64) Lease {
 const inFlightEvery = 8
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (ls *Lease) Pass() { ls.settle(false) }
+func (ls *Lease) Pass() { ls.settle(wPassed, nil) }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (ls *Lease) Fail() { ls.settle(true) }
+func (ls *Lease) Fail() { ls.settle(wFailed, nil) }
 
 // Ignore settles a call whose outcome says nothing about load (the caller's own error or
 // cancellation, a bad request, a not found): it frees the slot and is no sample.
-func (ls *Lease) Ignore() {
+func (ls *Lease) Ignore() { ls.settle(wIgnored, nil) }
+
+// settle settles the lease as o (wPassed, wFailed or wIgnored), counting it in x's row too when
+// x is not nil (see [Limiter.take]). Small enough to inline, so that a settle is one call.
+func (ls *Lease) settle(o uintptr, x *stripe.Table) {
 	if l := ls.lim; l != nil {
 		ls.lim = nil
-		l.give(wIgnored, -1)
+		l.release(o, x, ls)
 	}
 }
 
-func (ls *Lease) settle(failed bool) {
-	l := ls.lim
-	if l == nil {
-		return
+// release gives the credit of ls, a call settled as o, back; counts the settle in the calling P's
+// row (and in x's, when x is not nil); and, for a timed call that is not an Ignore or for a
+// failure, records its sample. The counts, the response time and the credit are written in one
+// pinned section.
+func (l *Limiter) release(o uintptr, x *stripe.Table, ls *Lease) {
+	start, inFlight, timed := ls.start, ls.inFlight, ls.timed && o != wIgnored
+	rtt := int64(-1)
+	var now int64
+	if timed || o == wFailed {
+		now, rtt = l.before(o, start, timed)
 	}
-	ls.lim = nil
-	o := uintptr(wPassed)
-	if failed {
-		o = wFailed
+	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
+	r := l.pools.Current()
+	row, xrow := rowsOf(r, x, stripe.PinRow(r))
+	if row == nil {
+		stripe.Unpin()
+		row, xrow = l.pinGrown(x)
 	}
-	if !ls.timed {
-		if failed {
-			l.samples.Add(entry(0, 0, l.inFlightNow(), false, true))
-		}
-		l.give(o, -1)
-		return
+	w := (*int64)(row)
+	n := atomic.AddInt64(w, 1)
+	tally.AddRow(row, o)
+	if xrow != nil {
+		tally.AddRow(xrow, o-wCounts)
 	}
-	now := l.clock() // before give, which may hand the slot to a waiter: the hand-off is not timed
-	l.give(o, max(now-ls.start, 0))
-	l.samples.Add(entry(ls.start, now, ls.inFlight, true, failed))
+	if rtt >= 0 {
+		tally.ObserveRow(row, wLatency, rtt)
+	}
+	stripe.Unpin()
+	if n == 1 || n > 2*l.batch.Load() || l.central.Load() < 0 || atomic.LoadPointer(&l.queues) != nil {
+		l.gave(w, n)
+	}
+	if timed {
+		l.after(start, now, inFlight, o == wFailed)
+	}
+}
+
+// before is the part of a timed settle, or a failed one, that comes before its credit is given
+// back: a timed call reads the clock (before the credit goes back, since it may be handed to a
+// waiter: the hand-off is not timed) and returns the reading and the response time; an untimed
+// failure records its sample, with the calls in flight counting it, and returns rtt -1.
+func (l *Limiter) before(o uintptr, start int64, timed bool) (now, rtt int64) {
+	if !timed {
+		l.samples.Add(entry(0, 0, l.inFlightNow(), false, o == wFailed))
+		return 0, -1
+	}
+	now = l.clock()
+	return now, max(now-start, 0)
+}
+
+// after records a timed call's sample and closes the window when it is due.
+func (l *Limiter) after(start, now, inFlight int64, failed bool) {
+	l.samples.Add(entry(start, now, inFlight, true, failed))
 	if l.w.due(now, l.end.Load()) {
 		l.close(now)
 	}
@@ -379,6 +423,6 @@ func (p PermitAdapter) Acquire(int64) bool {
 // calls' settles may free one more than was taken (a bug in the caller either way).
 func (p PermitAdapter) Release(int64) {
 	if p.l.inFlightNow() > 0 {
-		p.l.give(wIgnored, -1)
+		p.l.release(wIgnored, nil, &Lease{})
 	}
 }

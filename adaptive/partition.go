@@ -30,35 +30,50 @@ type Share struct {
 // partition is hungry, a call of another partition beyond its own guarantee (a borrower) is
 // refused, so slots freed by borrowers go to the hungry partition. Hunger ends when the partition
 // is admitted at its guarantee, or when its calls in flight fall to zero. No call is interrupted:
-// a partition gets back what it is owed as borrowed calls settle. The borrowers' check reads one
-// word per partition, each on a cache line of its own.
+// a partition gets back what it is owed as borrowed calls settle.
 //
-// A Partitions is safe for concurrent use and must not be copied.
+// A Partitions is safe for concurrent use and must not be copied. A partition's calls in flight
+// are a fold of per-P counts: exact when no call of it is being admitted or settled, otherwise a
+// reading of words that move independently, as [Limiter.InFlight] is; the guarantee and hunger
+// decisions read them that way.
+//
+// # How it works
+//
+// A partition counts its calls (admitted, refused, settled by outcome) in per-P rows, written in
+// the same pinned section in which the Limiter takes or gives back the call's credit, so a call
+// through a partition touches no cache line that other cores write. Its calls in flight are its
+// admissions less its settles, summed over the rows, which is read only when a decision needs
+// it: while some partition is hungry (an admission checks whether it would borrow), when the
+// Limiter refuses a call (was it within its guarantee?) and when a call of a hungry partition
+// settles (did its calls in flight fall to zero?). With no partition hungry, an admission reads
+// one word that only a change of hunger writes.
 //
 // # Edge cases
 //
 //   - Take every call through a partition: a call taken from the Limiter directly uses a slot no
 //     partition accounts for, and can make a partition within its guarantee wait.
-//   - Guarantees follow the limit as it moves (floor(Fraction × Limit()), read at each admission).
+//   - Guarantees follow the limit as it moves (floor(Fraction × Limit()), read at each decision).
 //     A limit lowered below the calls in flight interrupts none: a partition within its
 //     guarantee may be refused until borrowers settle.
 //   - Fractions that sum under 1 leave the rest to borrowers only.
 type Partitions struct {
-	_     stripe.NoCopy
-	l     *Limiter
-	parts []*Partition
+	_      stripe.NoCopy
+	_      [stripe.CacheLine]byte
+	hungry atomic.Int64 // how many partitions are hungry: read by every admission, written when hunger starts or ends
+	_      [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	l      *Limiter
+	parts  []*Partition
 }
 
 // Partition is one named share of a [Partitions]: it admits and runs calls as a Limiter does.
 type Partition struct {
 	_        [stripe.CacheLine]byte
-	inFlight atomic.Int64 // written by this partition's calls: a line of its own
-	hungry   atomic.Int32 // refused within its guarantee, and not yet served to it
-	_        [stripe.CacheLine - unsafe.Sizeof(atomic.Int64{}) - unsafe.Sizeof(atomic.Int32{})]byte
+	hungry   atomic.Int32 // refused within its guarantee, and not yet served to it: read by each settle
+	_        [stripe.CacheLine - unsafe.Sizeof(atomic.Int32{})]byte
 	fraction float64
 	name     string
 	set      *Partitions
-	counts   tally.Table // per P: this partition's ward.Counts
+	counts   stripe.Table // per P: this partition's ward.Counts (internal/tally's order)
 }
 
 // NewPartitions returns the partitions of l's limit. Names must be unique and not empty;
@@ -84,7 +99,7 @@ func NewPartitions(l *Limiter, shares ...Share) (*Partitions, error) {
 		seen[s.Name] = true
 		sum += s.Fraction
 		p := &Partition{fraction: s.Fraction, name: s.Name, set: ps}
-		p.counts.Init(false)
+		p.counts.Init(tally.Words)
 		ps.parts = append(ps.parts, p)
 	}
 	if sum > 1+1e-9 {
@@ -110,15 +125,26 @@ func (p *Partition) Now() int64 { return p.set.l.Now() }
 // Name returns the partition's name.
 func (p *Partition) Name() string { return p.name }
 
-// InFlight returns how many of this partition's calls have not settled.
-func (p *Partition) InFlight() int { return int(p.inFlight.Load()) }
+// InFlight returns how many of this partition's calls have not settled: exact when none of them
+// is being admitted or settled.
+func (p *Partition) InFlight() int { return int(p.inFlight()) }
+
+// inFlight folds the partition's admissions less its settles over every P's row (never below 0).
+func (p *Partition) inFlight() int64 {
+	var n int64
+	for row := range p.counts.All() {
+		c := (*[tally.Words]int64)(row)
+		n += stripe.Load(&c[tally.Admitted]) - stripe.Load(&c[tally.Passed]) - stripe.Load(&c[tally.Failed]) - stripe.Load(&c[tally.Ignored])
+	}
+	return max(n, 0)
+}
 
 // Guarantee returns the calls in flight this partition is guaranteed at the current limit:
 // floor(Fraction × Limit()).
-func (p *Partition) Guarantee() int { return p.guarantee(p.set.l.limit.Load()) }
+func (p *Partition) Guarantee() int { return int(p.guarantee(p.set.l.limit.Load())) }
 
-func (p *Partition) guarantee(limit int64) int {
-	return int(math.Floor(p.fraction * float64(limit)))
+func (p *Partition) guarantee(limit int64) int64 {
+	return int64(math.Floor(p.fraction * float64(limit)))
 }
 
 // PartitionLease is a call a [Partition] admitted: settle it once with Pass, Fail or Ignore, as
@@ -130,24 +156,24 @@ type PartitionLease struct {
 }
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (pl *PartitionLease) Pass() { l := pl.lease; pl.free(tally.Passed); l.Pass() }
+func (pl *PartitionLease) Pass() { pl.settle(wPassed) }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (pl *PartitionLease) Fail() { l := pl.lease; pl.free(tally.Failed); l.Fail() }
+func (pl *PartitionLease) Fail() { pl.settle(wFailed) }
 
 // Ignore frees the slot without a sample.
-func (pl *PartitionLease) Ignore() { l := pl.lease; pl.free(tally.Ignored); l.Ignore() }
+func (pl *PartitionLease) Ignore() { pl.settle(wIgnored) }
 
-// free takes the call out of its partition's count before the slot is freed (so a call of the
-// same partition racing for that slot never counts it twice), and clears the partition's hunger
-// once it has drained. It counts the settle as o.
-func (pl *PartitionLease) free(o int) {
+// settle settles the lease as o: the settle is counted in the partition's row in the pinned
+// section that gives the credit back, before the credit is given (so a call of the same partition
+// racing for that slot never counts this one as in flight), and a hungry partition whose calls in
+// flight fell to zero is no longer hungry.
+func (pl *PartitionLease) settle(o uintptr) {
 	if p := pl.p; p != nil {
 		pl.p = nil
-		pl.lease = Lease{}
-		p.counts.Add(o)
-		if p.inFlight.Add(-1) == 0 {
-			p.hungry.CompareAndSwap(1, 0)
+		pl.lease.settle(o, &p.counts)
+		if p.hungry.Load() != 0 && p.inFlight() == 0 {
+			p.sate()
 		}
 	}
 }
@@ -157,31 +183,66 @@ func (pl *PartitionLease) free(o int) {
 // never blocks and allocates nothing. A borrower refused for hunger is not counted in the
 // Limiter's Refused.
 func (p *Partition) Acquire() (PartitionLease, bool) {
-	n := p.inFlight.Add(1)
-	g := int64(p.guarantee(p.set.l.limit.Load()))
-	if n > g && p.set.hungry(p) {
-		p.inFlight.Add(-1)
-		p.counts.Add(tally.Refused)
-		return PartitionLease{}, false
+	if p.set.hungry.Load() != 0 {
+		return p.acquireHungry()
 	}
-	lease, ok := p.set.l.Acquire()
+	lease, ok := p.set.l.take(&p.counts)
 	if !ok {
-		p.inFlight.Add(-1)
-		p.counts.Add(tally.Refused)
-		if n <= g && p.hungry.Load() == 0 {
-			p.hungry.Store(1)
-		}
+		p.refused()
 		return PartitionLease{}, false
 	}
-	if n >= g && p.hungry.Load() != 0 {
-		p.hungry.Store(0)
-	}
-	p.counts.Add(tally.Admitted)
 	return PartitionLease{lease, p}, true
 }
 
-// hungry reports whether a partition other than p is hungry.
-func (ps *Partitions) hungry(p *Partition) bool {
+// acquireHungry is Acquire while some partition is hungry: it reads this partition's calls in
+// flight to tell a borrower, which it refuses, from a call within the guarantee.
+func (p *Partition) acquireHungry() (PartitionLease, bool) {
+	n := p.inFlight() + 1 // with this call
+	g := p.guarantee(p.set.l.limit.Load())
+	if n > g && p.set.hungryBesides(p) {
+		tally.AddRow(p.counts.Pin(), tally.Refused)
+		stripe.Unpin()
+		return PartitionLease{}, false
+	}
+	lease, ok := p.set.l.take(&p.counts)
+	if !ok {
+		if n <= g {
+			p.starve()
+		}
+		return PartitionLease{}, false
+	}
+	if n >= g {
+		p.sate()
+	}
+	return PartitionLease{lease, p}, true
+}
+
+// refused marks the partition hungry when the Limiter refused a call of it within its guarantee.
+func (p *Partition) refused() {
+	if p.hungry.Load() != 0 {
+		return
+	}
+	if g := p.guarantee(p.set.l.limit.Load()); g > 0 && p.inFlight()+1 <= g {
+		p.starve()
+	}
+}
+
+// starve marks the partition hungry.
+func (p *Partition) starve() {
+	if p.hungry.Load() == 0 && p.hungry.CompareAndSwap(0, 1) {
+		p.set.hungry.Add(1)
+	}
+}
+
+// sate ends the partition's hunger.
+func (p *Partition) sate() {
+	if p.hungry.Load() != 0 && p.hungry.CompareAndSwap(1, 0) {
+		p.set.hungry.Add(-1)
+	}
+}
+
+// hungryBesides reports whether a partition other than p is hungry.
+func (ps *Partitions) hungryBesides(p *Partition) bool {
 	for _, q := range ps.parts {
 		if q != p && q.hungry.Load() != 0 {
 			return true

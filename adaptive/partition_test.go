@@ -179,8 +179,11 @@ func TestPartitionsAllocsAndLayout(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { pl, _ := a.Acquire(); pl.Pass() }); n != 0 {
 		t.Fatalf("Acquire+Pass: %v allocations, want 0", n)
 	}
-	if off := unsafe.Offsetof(Partition{}.inFlight); off != stripe.CacheLine {
-		t.Fatalf("Partition.inFlight at %d, want %d (a line of its own)", off, stripe.CacheLine)
+	if off := unsafe.Offsetof(Partition{}.hungry); off != stripe.CacheLine {
+		t.Fatalf("Partition.hungry at %d, want %d (a line of its own)", off, stripe.CacheLine)
+	}
+	if off, end := unsafe.Offsetof(Partitions{}.hungry), unsafe.Offsetof(Partitions{}.l); off != stripe.CacheLine || end != 2*stripe.CacheLine {
+		t.Fatalf("Partitions.hungry at %d, next field at %d; want %d and %d (a line of its own)", off, end, stripe.CacheLine, 2*stripe.CacheLine)
 	}
 }
 
