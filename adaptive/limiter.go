@@ -230,13 +230,15 @@ func (l *Limiter) take(x *stripe.Table) (Lease, bool) {
 		row, xrow = l.pinGrown(x)
 	}
 	w := (*int64)(row)
-	if n := atomic.LoadInt64(w); (n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1)) && (l.refusable() || !l.takeSlow(w)) {
-		tally.AddRow(row, wRefused)
-		if xrow != nil {
-			tally.AddRow(xrow, tally.Refused)
+	if n := atomic.LoadInt64(w); n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1) {
+		if l.refusable() || !l.takeSlow(w) {
+			tally.AddRow(row, wRefused)
+			if xrow != nil {
+				tally.AddRow(xrow, tally.Refused)
+			}
+			stripe.Unpin()
+			return Lease{}, false
 		}
-		stripe.Unpin()
-		return Lease{}, false
 	}
 	t := tick(row)
 	if xrow != nil {
