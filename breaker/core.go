@@ -42,7 +42,7 @@ type Policy struct {
 	// finite and >= 0.
 	Protection float64
 	// ProbeAfter is how long after the last call let through, while refusing, one call passes
-	// regardless of the draw: 1 s in [GoZeroPolicy] (go-zero forcePassDuration), 600 ms in
+	// regardless of the draw: 1 s in [GoZeroPolicy] (go-zero forcePassDuration), 500 ms in
 	// [DefaultPolicy]. Zero disables the probe; must be >= 0.
 	ProbeAfter time.Duration
 	// Buckets is how many buckets the window has: 40 (go-zero buckets). In [1,
@@ -77,10 +77,10 @@ type Policy struct {
 
 // DefaultPolicy returns the policy [New] uses: the SRE arithmetic for partial failure (the SRE
 // book's K 2, go-zero's decay to 1.1, protection 5 and 40 buckets over 10 s), a trip after 10 failures with no
-// success between them, a probe every 600 ms while refusing, and a recovery of one bucket
+// success between them, a probe every 500 ms while refusing, and a recovery of one bucket
 // (250 ms) in which a quarter of the outcomes may fail. See the package doc for how it reasons.
 func DefaultPolicy() Policy {
-	return Policy{K: 2, KFloor: 1.1, Protection: 5, ProbeAfter: 600 * time.Millisecond, Buckets: 40,
+	return Policy{K: 2, KFloor: 1.1, Protection: 5, ProbeAfter: 500 * time.Millisecond, Buckets: 40,
 		Window: 10 * time.Second, Recovery: 250 * time.Millisecond, Tolerance: 0.25, Trip: 10}
 }
 

@@ -335,8 +335,8 @@ func trace(t *testing.T, c *Core, steps []step) {
 }
 
 // TestTrip: under the default policy, ten failures with no success between them trip the breaker
-// (ratio 1, every draw refused, nothing recorded as a Drop); a probe passes 600 ms after the
-// first refusal and every 600 ms after while the probes fail; the first success ends the trip and
+// (ratio 1, every draw refused, nothing recorded as a Drop); a probe passes 500 ms after the
+// first refusal and every 500 ms after while the probes fail; the first success ends the trip and
 // takes the run's failures out of the tally, so the ratio is 0 at once.
 func TestTrip(t *testing.T) {
 	c, _ := NewCore(DefaultPolicy(), 0)
@@ -347,16 +347,16 @@ func TestTrip(t *testing.T) {
 	steps = append(steps,
 		step{now: 9 * ms, o: Failure, ratio: 1},                      // the tenth: tripped
 		step{now: 10 * ms, o: none, roll: 0.9999, ratio: 1},          // refused; the probe counts from here
-		step{now: 610 * ms, o: none, roll: 0.9999, ratio: 1},         // 600 ms later: refused
-		step{now: 611 * ms, o: none, roll: 0, allow: true, ratio: 1}, // the probe
-		step{now: 620 * ms, o: Failure, ratio: 1},
-		step{now: 1200 * ms, o: none, roll: 0.5, ratio: 1},
-		step{now: 1212 * ms, o: none, roll: 0.5, allow: true, ratio: 1}, // the next probe
-		step{now: 1220 * ms, o: Success, ratio: 0},                      // the trip ends
-		step{now: 1221 * ms, o: none, roll: 0, allow: true, ratio: 0},
+		step{now: 500 * ms, o: none, roll: 0.9999, ratio: 1},         // 490 ms later: refused
+		step{now: 511 * ms, o: none, roll: 0, allow: true, ratio: 1}, // the probe
+		step{now: 520 * ms, o: Failure, ratio: 1},
+		step{now: 1000 * ms, o: none, roll: 0.5, ratio: 1},
+		step{now: 1012 * ms, o: none, roll: 0.5, allow: true, ratio: 1}, // the next probe
+		step{now: 1020 * ms, o: Success, ratio: 0},                      // the trip ends
+		step{now: 1021 * ms, o: none, roll: 0, allow: true, ratio: 0},
 	)
 	trace(t, c, steps)
-	if h := c.history(1221 * ms); h.total != 1 || h.accepts != 1 {
+	if h := c.history(1021 * ms); h.total != 1 || h.accepts != 1 {
 		t.Fatalf("after the trip: total %d accepts %d, want 1 and 1 (no drops, the run's failures out)", h.total, h.accepts)
 	}
 }

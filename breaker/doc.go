@@ -62,11 +62,11 @@
 // The trip. Ten failures (Trip) in buckets with no success between them (a tenth of a second of
 // a dead backend at 100 calls a second; a 250 ms bucket of 25 calls with no success is three in
 // a million for a backend failing 60%) make the ratio 1: every call is refused but a probe, one call
-// every 600 ms (ProbeAfter), so a dead backend receives under two calls a second (1.7% of 100
-// calls a second, 0.4% of 400). The first success a probe brings back ends the trip: the failures of the
+// every 500 ms (ProbeAfter), so a dead backend receives two calls a second (2% of 100 calls a
+// second, 0.5% of 400). The first success a probe brings back ends the trip: the failures of the
 // run that tripped it leave the tally and, as refusals while tripped are not recorded, nothing of
 // the outage holds the throttle up; the probe's bucket is a working one. A recovered backend thus
-// waits for the next probe, 300 ms on average and 600 ms at most (another 600 ms when the probe
+// waits for the next probe, 250 ms on average and 500 ms at most (another 500 ms when the probe
 // meets one of its background errors), and is then served in full. A flapping backend is
 // tripped within a bucket of going down and served within a probe of coming back up.
 //

@@ -27,7 +27,7 @@ func ExampleCore_Allow() {
 }
 
 // The default policy over explicit instants: ten failures with no success between them trip the
-// breaker; it refuses every call but a probe every 600 ms, and the probe's success ends the trip.
+// breaker; it refuses every call but a probe every 500 ms, and the probe's success ends the trip.
 func ExampleCore_Allow_trip() {
 	ms := int64(time.Millisecond)
 	core, _ := breaker.NewCore(breaker.DefaultPolicy(), 0)
@@ -36,18 +36,18 @@ func ExampleCore_Allow_trip() {
 	}
 	fmt.Printf("tripped: ratio %.0f\n", core.Ratio(10*ms))
 	fmt.Println("draw 0.9 at 10 ms:", core.Allow(10*ms, 0.9))   // refused; the probe counts from here
-	fmt.Println("draw 0.9 at 600 ms:", core.Allow(600*ms, 0.9)) // refused
-	fmt.Println("probe at 611 ms:", core.Allow(611*ms, 0.9))    // more than 600 ms after 10 ms
-	core.Record(620*ms, breaker.Success)
-	fmt.Printf("after the probe's success: ratio %.0f\n", core.Ratio(620*ms))
-	fmt.Println("draw 0.1 at 630 ms:", core.Allow(630*ms, 0.1))
+	fmt.Println("draw 0.9 at 400 ms:", core.Allow(400*ms, 0.9)) // refused
+	fmt.Println("probe at 511 ms:", core.Allow(511*ms, 0.9))    // more than 500 ms after 10 ms
+	core.Record(520*ms, breaker.Success)
+	fmt.Printf("after the probe's success: ratio %.0f\n", core.Ratio(520*ms))
+	fmt.Println("draw 0.1 at 530 ms:", core.Allow(530*ms, 0.1))
 	// Output:
 	// tripped: ratio 1
 	// draw 0.9 at 10 ms: false
-	// draw 0.9 at 600 ms: false
-	// probe at 611 ms: true
+	// draw 0.9 at 400 ms: false
+	// probe at 511 ms: true
 	// after the probe's success: ratio 0
-	// draw 0.1 at 630 ms: true
+	// draw 0.1 at 530 ms: true
 }
 
 // A failing backend behind a breaker with an injected clock and draw. The caller's own errors

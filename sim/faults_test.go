@@ -32,7 +32,7 @@ func faultRuns(t *testing.T, name string) map[string][]FaultStats {
 // call, with 2% background errors before and after, the default policy lets at most 2% of the
 // calls offered after the first 2 s reach it; it refuses at most 5% of the calls in the 10 s after
 // recovery on average over the seeds, at most 10% in any (a probe that meets a background error
-// costs another 600 ms), and none later than 2 s after.
+// costs another 500 ms), and none later than 2 s after.
 func TestFaultsOutage(t *testing.T) {
 	for _, name := range []string{"down", "failing"} {
 		runs := faultRuns(t, name)

@@ -153,7 +153,7 @@ func WithMaxHosts(n int) TransportOption {
 // WithBreaker builds each host's breaker with opts (breaker.WithPolicy, …), checked once at
 // NewTransport. Without it each host's breaker has breaker's defaults ([breaker.DefaultPolicy]:
 // proportional throttling for partial failure, a trip that spares a dead host all but a probe
-// every 600 ms, recovery within a probe of the host's return); breaker.WithPolicy(
+// every 500 ms, recovery within a probe of the host's return); breaker.WithPolicy(
 // breaker.GoZeroPolicy()) gives go-zero's breaker exactly.
 func WithBreaker(opts ...breaker.Option) TransportOption {
 	return func(c *transportConfig) error { c.breakerOpts = opts; return nil }
