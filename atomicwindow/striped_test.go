@@ -294,36 +294,22 @@ func TestStripedAllocs(t *testing.T) {
 
 // TestLayout: every padded header starts one cache line in and ends on a line boundary, so the
 // words the hot path reads share no line with a neighbour. The pads are sized from unsafe.Sizeof,
-// so this holds on 32-bit targets too (make test-arm64 runs it under GOARCH=arm).
+// so this holds on 32-bit targets too (make test-arm64 runs it under GOARCH=arm). The Striped's
+// own headers are checked where they live (internal/swin).
 func TestLayout(t *testing.T) {
 	line := uintptr(stripe.CacheLine)
-	var w Striped
-	var r ring
 	var b Batch
-	for _, c := range []struct {
-		name         string
-		offset, size uintptr
-	}{
-		{"Striped.stripedHeader", unsafe.Offsetof(w.stripedHeader), unsafe.Sizeof(w)},
-		{"ring.ringHeader", unsafe.Offsetof(r.ringHeader), unsafe.Sizeof(r)},
-		{"Batch.batchHeader", unsafe.Offsetof(b.batchHeader), unsafe.Sizeof(b)},
-	} {
-		if c.offset != line {
-			t.Errorf("%s at offset %d, want %d (one line of padding before it)", c.name, c.offset, line)
-		}
-		if c.size%line != 0 {
-			t.Errorf("%s: size %d, not a whole number of %d-byte lines", c.name, c.size, line)
-		}
+	if off := unsafe.Offsetof(b.batchHeader); off != line {
+		t.Errorf("Batch.batchHeader at offset %d, want %d (one line of padding before it)", off, line)
 	}
-	sw := mustStriped(t, 40, 10*time.Second, 3, 0)
-	rows := &sw.cur.Load().rows
-	if rows.Words()*8%stripe.CacheLine != 0 || b.rows.Words()*8%stripe.CacheLine != 0 {
-		t.Errorf("rows of %d and %d words are not whole lines", rows.Words(), b.rows.Words())
+	if size := unsafe.Sizeof(b); size%line != 0 {
+		t.Errorf("Batch: size %d, not a whole number of %d-byte lines", size, line)
 	}
-	for row := range rows.All() {
-		if addr := uintptr(row); addr%8 != 0 {
-			t.Errorf("row not word-aligned at %#x", addr)
-		}
+	if size := unsafe.Sizeof(Striped{}); size%line != 0 {
+		t.Errorf("Striped: size %d, not a whole number of %d-byte lines", size, line)
+	}
+	if b.rows.Words()*8%stripe.CacheLine != 0 {
+		t.Errorf("rows of %d words are not whole lines", b.rows.Words())
 	}
 	if stripe.Count()&(stripe.Count()-1) != 0 || stripe.Count() < runtime.GOMAXPROCS(0) {
 		t.Errorf("stripe.Count() = %d, want a power of two >= GOMAXPROCS %d", stripe.Count(), runtime.GOMAXPROCS(0))

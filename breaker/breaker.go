@@ -14,6 +14,7 @@ import (
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/swin"
 	"github.com/wardgo/ward/internal/tally"
 )
 
@@ -31,8 +32,10 @@ var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 // read-modify-write. The drop ratio is folded from the window and cached, refreshed at most once
 // per refresh interval (a quarter of a bucket by default, [WithRefresh]) by one goroutine while
 // the others read the cached value. A healthy call reads the cached ratio and, at settle, the
-// clock once and one stripe: no draw, no lock, no allocation. A refusal draws once, writes one
-// stripe and its P's refusal count, and reads the clock only when paced to (below).
+// clock once and one stripe, its count in the same pinned write: no draw, no lock, no allocation.
+// A refusal draws once (not at all while tripped, where every draw refuses, unless [WithRand] gave
+// the source), writes one stripe and its P's refusal count, and reads the clock only when paced to
+// (below).
 //
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
@@ -80,16 +83,16 @@ type breakerProbe struct {
 // breakerCold is set at construction and only read after.
 type breakerCold struct {
 	p       Policy
-	win     *atomicwindow.Striped
-	clock   func() int64
-	roll    func() float64
+	win     *swin.Window     // atomicwindow.Striped's window, so a settle counts in the same pin
+	clock   func() int64     // WithClock; nil reads ward's clock, called directly
+	roll    func() float64   // WithRand, its draws cleaned; nil draws from draw.Float64
 	own     func(error) bool // WithOwnError
 	fail    func(error) bool // WithFailure
 	every   int64            // refresh interval, ns; 0 refreshes on every call
 	gran    int64            // how stale seen may grow before a settle stores its reading
 	refused clock.Refusals
-	counts  tally.Table // per P: admitted and settled (ward.Counts); refusals are in refused
-	mono    tally.Mono  // keeps Refused monotonic across readings (a refusal decided again is taken back)
+	counts  stripe.Table // per P: admitted and settled (ward.Counts, tally's words); refusals are in refused
+	mono    tally.Mono   // keeps Refused monotonic across readings (a refusal decided again is taken back)
 	nop     bool
 	events  func(Event) // WithEvents
 	state   bool        // refusing, as last told to events; written only by the refreshing goroutine
@@ -177,7 +180,7 @@ func WithRefresh(d time.Duration) Option {
 
 // New returns a breaker with an empty window.
 func New(opts ...Option) (*Breaker, error) {
-	c := config{policy: DefaultPolicy(), clock: clock.Now}
+	c := config{policy: DefaultPolicy()}
 	if err := contract.Apply(ErrInvalid, &c, opts); err != nil {
 		return nil, err
 	}
@@ -188,24 +191,24 @@ func New(opts ...Option) (*Breaker, error) {
 	if !c.set {
 		c.refresh = clock.Refresh(width)
 	}
-	now := c.clock()
-	win, err := atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, fields, now)
-	if err != nil {
-		return nil, err
-	}
-	b := &Breaker{breakerCold: breakerCold{
+	b := &Breaker{breakerCold: breakerCold{clock: c.clock}}
+	now := b.Now()
+	win := swin.New(c.policy.Buckets, width, fields, now) // the shape is valid: Validate checked it
+	b.breakerCold = breakerCold{
 		p:      c.policy,
 		win:    win,
 		clock:  c.clock,
-		roll:   draw.Func(c.roll),
 		own:    c.own,
 		fail:   c.fail,
 		every:  int64(c.refresh),
 		gran:   clock.Granularity(width),
 		events: c.events,
-	}}
+	}
+	if c.roll != nil {
+		b.roll = draw.Func(c.roll)
+	}
 	b.refused.Init()
-	b.counts.Init(false)
+	b.counts.Init(tally.Words)
 	b.seen.Store(now)
 	b.next.Store(now)
 	return b, nil
@@ -214,12 +217,31 @@ func New(opts ...Option) (*Breaker, error) {
 // Nop returns a breaker that never refuses and records nothing: the feature turned off behind
 // the same type. Its Now reads ward's monotonic clock.
 func Nop() *Breaker {
-	return &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy(), clock: clock.Now}}
+	return &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy()}}
 }
 
 // Now returns the instant the breaker decides at, in nanoseconds of its clock: ward's monotonic
 // clock, or the one given [WithClock].
-func (b *Breaker) Now() int64 { return b.clock() }
+func (b *Breaker) Now() int64 {
+	if b.clock == nil {
+		return clock.Now() // a direct call: inlined, where a function value could not be
+	}
+	return b.clock()
+}
+
+// draw returns the draw of a call decided against the cached drop ratio scaled. An injected
+// source (WithRand) is drawn on every such call, so a test feeding a [Core] the same sequence of
+// draws stays in step; the default source is not drawn while tripped (scaled 1), where every draw
+// refuses, and reports so with drawn false.
+func (b *Breaker) draw(scaled float64) (roll float64, drawn bool) {
+	if b.roll != nil {
+		return b.roll(), true
+	}
+	if scaled >= 1 {
+		return 0, false
+	}
+	return draw.Float64(), true
+}
 
 // Promise is a call the breaker let through. Settle it once with Pass, Fail or Ignore, through
 // the variable Allow returned: the methods clear it, so settling it again is a no-op. The zero
@@ -230,8 +252,7 @@ type Promise struct{ b *Breaker }
 func (p *Promise) Pass() {
 	if b := p.b; b != nil {
 		p.b = nil
-		b.counts.AddPair(tally.Admitted, tally.Passed)
-		b.record(fSuccess)
+		b.record(fSuccess, tally.Passed)
 	}
 }
 
@@ -239,8 +260,7 @@ func (p *Promise) Pass() {
 func (p *Promise) Fail() {
 	if b := p.b; b != nil {
 		p.b = nil
-		b.counts.AddPair(tally.Admitted, tally.Failed)
-		b.record(fFailure)
+		b.record(fFailure, tally.Failed)
 	}
 }
 
@@ -250,13 +270,23 @@ func (p *Promise) Fail() {
 func (p *Promise) Ignore() {
 	if b := p.b; b != nil {
 		p.b = nil
-		b.counts.AddPair(tally.Admitted, tally.Ignored)
+		row := b.counts.Pin()
+		tally.AddRow(row, tally.Admitted)
+		tally.AddRow(row, tally.Ignored)
+		stripe.Unpin()
 	}
 }
 
-func (b *Breaker) record(field int) {
-	now := b.clock()
-	b.win.Add(now, field, 1)
+// record counts a settled call's outcome in the window at the clock's instant, and its admission
+// and outcome in the counts (word out), with one pin.
+func (b *Breaker) record(field int, out uintptr) {
+	var now int64
+	if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
+		now = clock.Now()
+	} else {
+		now = b.clock()
+	}
+	b.win.AddCount(now, field, 1, &b.counts, tally.Admitted, out)
 	if b.every == 0 {
 		return
 	}
@@ -301,7 +331,7 @@ func (b *Breaker) pullBack(now int64) bool {
 
 func (b *Breaker) history(now int64) history {
 	var h history
-	b.win.Each(now, true, func(t atomicwindow.Bucket) { h.add(t, &b.p) })
+	b.win.Each(now, true, func(t swin.Bucket) { h.add(atomicwindow.Bucket(t), &b.p) })
 	return h
 }
 
@@ -313,7 +343,7 @@ func (b *Breaker) Allow() (Promise, error) {
 	}
 	var now int64
 	if b.every == 0 {
-		now = b.clock()
+		now = b.Now()
 		b.refresh(now)
 	} else if now = b.seen.Load(); now >= b.next.Load() {
 		b.refresh(now)
@@ -321,8 +351,9 @@ func (b *Breaker) Allow() (Promise, error) {
 	if math.Float64frombits(b.raw.Load()) <= 0 {
 		return Promise{b: b}, nil
 	}
-	roll := b.roll()
-	if b.admits(now, roll) {
+	scaled := math.Float64frombits(b.scaled.Load())
+	roll, drawn := b.draw(scaled)
+	if b.admits(now, roll, scaled) {
 		return Promise{b: b}, nil
 	}
 	if b.refused.Refuse(now) && b.every != 0 {
@@ -331,27 +362,31 @@ func (b *Breaker) Allow() (Promise, error) {
 		// same draw, so the probe fires and the ratio decays even when nothing gets through.
 		// Time that moved less than the granularity changes nothing the coarse reading could not;
 		// deciding again would only write shared words every core fights over under a flood.
-		if fresh := b.clock(); fresh-now >= b.gran || b.pullBack(fresh) {
+		if fresh := b.Now(); fresh-now >= b.gran || b.pullBack(fresh) {
 			b.seen.Observe(fresh, b.gran)
 			if fresh >= b.next.Load() {
 				b.refresh(fresh)
 			}
-			if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll) {
+			scaled = math.Float64frombits(b.scaled.Load())
+			if !drawn { // refused while tripped without a draw: the ratio may have fallen since
+				roll, _ = b.draw(scaled)
+			}
+			if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll, scaled) {
 				b.refused.Undo()
 				return Promise{b: b}, nil
 			}
 			now = fresh
 		}
 	}
-	if math.Float64frombits(b.scaled.Load()) < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
+	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
 		b.win.Add(now, fDrop, 1)
 	}
 	return Promise{}, ErrUnavailable
 }
 
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
-// a draw at or over the ratio.
-func (b *Breaker) admits(now int64, roll float64) bool {
+// a draw at or over the cached ratio scaled.
+func (b *Breaker) admits(now int64, roll, scaled float64) bool {
 	passed := b.passed.Load()
 	if b.p.ProbeAfter > 0 && passed {
 		last := b.lastPass.Load()
@@ -362,7 +397,7 @@ func (b *Breaker) admits(now int64, roll float64) bool {
 			return true
 		}
 	}
-	if scaled := math.Float64frombits(b.scaled.Load()); roll < scaled {
+	if roll < scaled {
 		if scaled >= 1 && !passed { // tripped before any call passed: the probe counts from now
 			b.lastPass.Store(now)
 			b.passed.Store(true)
@@ -404,7 +439,7 @@ func (b *Breaker) Ratio() float64 {
 	if b.nop {
 		return 0
 	}
-	_, scaled := b.p.ratio(b.history(b.clock()))
+	_, scaled := b.p.ratio(b.history(b.Now()))
 	return scaled
 }
 
@@ -423,7 +458,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	if b.nop {
 		return Snapshot{}
 	}
-	now := b.clock()
+	now := b.Now()
 	_, scaled := b.p.ratio(b.history(now))
 	sum := b.win.Sum(now, true)
 	return Snapshot{Ratio: scaled, Successes: sum[fSuccess], Failures: sum[fFailure], Drops: sum[fDrop], Refused: b.refused.Load()}
@@ -436,7 +471,7 @@ func (b *Breaker) Snapshot() Snapshot {
 // in it. Refusals are counted in the per-P rows that already pace the clock reads. Counts folds
 // them. A [Nop] breaker counts nothing.
 func (b *Breaker) Counts() ward.Counts {
-	c := b.counts.Counts()
+	c := tally.CountsOf(b.counts.All(), 0)
 	c.Refused = b.mono.Of(tally.Pos(b.refused.Load()))
 	return c
 }

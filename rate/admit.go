@@ -19,7 +19,7 @@ func (b *BucketLimiter) Admit(ctx context.Context) (ward.Admission, error) {
 	if err := contract.Dead(ctx); err != nil {
 		return ward.Admission{}, err
 	}
-	ok, wait := b.admit(b.clock(), b.one)
+	ok, wait := b.admit(b.Now(), b.one)
 	return admitted(ok, wait)
 }
 

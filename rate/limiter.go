@@ -18,13 +18,17 @@ type Option func(*config) error
 
 type config struct {
 	clock  func() int64
+	given  bool // WithClock given: clock is the caller's, not ward's
 	counts bool
 }
 
 // WithClock replaces the clock: nanoseconds from any monotonic origin, the instants Now returns
 // and the short forms (Allow, Do) decide at. For tests. A nil clock is an error.
 func WithClock(now func() int64) Option {
-	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
+	return func(c *config) error {
+		c.given = true
+		return contract.Set(ErrInvalid, "WithClock", &c.clock, now)
+	}
 }
 
 func apply(opts []Option) (config, error) {
@@ -103,7 +107,7 @@ type BucketLimiter struct {
 // bucketPolicy is what a BucketLimiter reads on every call: written once, when leasing starts.
 type bucketPolicy struct {
 	gcra
-	clock    func() int64
+	clock    func() int64 // WithClock; nil reads ward's clock, called directly
 	leasing  atomic.Int32 // leaseOff, leaseWanted, leaseStarting, leaseOn (lease.go)
 	leasable bool         // the build pins to Ps and the burst is large enough to lease
 	leases   stripe.Table // a lease per P, made when leasing starts
@@ -122,19 +126,33 @@ func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, 
 	if err != nil {
 		return nil, err
 	}
-	b := &BucketLimiter{bucketPolicy: bucketPolicy{gcra: g, clock: c.clock,
+	b := &BucketLimiter{bucketPolicy: bucketPolicy{gcra: g,
 		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count()), counts: c.table()}}
-	b.tat.Store(b.at(c.clock()))
+	if c.given {
+		b.clock = c.clock
+	}
+	b.tat.Store(b.at(b.Now()))
 	return b, nil
 }
 
 // Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
 // of every now this limiter is passed.
-func (b *BucketLimiter) Now() int64 { return b.clock() }
+func (b *BucketLimiter) Now() int64 {
+	if b.clock == nil {
+		return clock.Now() // a direct call: inlined, where a function value could not be
+	}
+	return b.clock()
+}
 
 // Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
-	x := b.at(b.clock())
+	var now int64
+	if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
+		now = clock.Now()
+	} else {
+		now = b.clock()
+	}
+	x := b.at(now)
 	var ok bool
 	if b.leasingOn() { // admit, written out: one call less on the hottest path
 		ok, _ = b.leased(x, b.one)
@@ -174,7 +192,7 @@ func (b *BucketLimiter) Do(ctx context.Context, fn func(context.Context) error) 
 	if err := contract.Dead(ctx); err != nil {
 		return err
 	}
-	ok, wait := b.admit(b.clock(), b.one)
+	ok, wait := b.admit(b.Now(), b.one)
 	return do(ctx, fn, ok, wait)
 }
 

@@ -34,7 +34,13 @@ func (r *Refusals) Init() { r.t.Init(rWords) }
 // Refuse counts a refusal decided at the Coarse reading seen, and reports whether the caller
 // should read the clock now, see whether time has moved, and decide again.
 func (r *Refusals) Refuse(seen int64) bool {
-	w := (*[rWords]int64)(r.t.Pin())
+	rows := r.t.Current() // Table.Pin, written out: no call on a refusal
+	row := rows.Row(stripe.PinRow(rows))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		row = r.t.Pin()
+	}
+	w := (*[rWords]int64)(row)
 	stripe.Add(&w[rTotal], 1)
 	k := int64(1)
 	if stripe.Load(&w[rMark]) == seen {

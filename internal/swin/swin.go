@@ -1,0 +1,330 @@
+// Package swin is the concurrent rolling window behind atomicwindow.Striped: per-P stripes of
+// bucketed counters, written with plain stores while pinned to the P and summed by readers. It
+// lives here so that a ward type with per-P counters of its own (the breaker's ward.Counts) can
+// count them in the same pinned section as its window write; users reach it as
+// atomicwindow.Striped.
+package swin
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
+
+// MaxFields is the most counters a bucket carries. A power of two: a write masks its counter
+// index with MaxFields−1 so no bounds check can fail while pinned.
+const MaxFields = 4
+
+// Bucket is one bucket's counters as a reader sees them, summed over the stripes.
+type Bucket = [MaxFields]int64
+
+// Window is a rolling window of int64 counters safe for any number of goroutines: size buckets
+// spanning window, each carrying fields counters, kept once per P (stripe) and summed on read.
+//
+// A write ([Window.Add]) pins the goroutine to its P, finds the bucket from a shared head index
+// (one atomic load; a division and a compare-and-set only when a bucket boundary is crossed) and
+// adds with a plain store into the P's own stripe: no lock, no atomic read-modify-write, no
+// allocation. A read ([Window.Sum], [Window.Each]) visits every stripe of every bucket in the
+// window, so it costs stripes × size loads: cache it, as the breaker and the shedder do.
+//
+// Instants are read as atomicwindow.Window reads them: a write slightly before the head bucket goes into it;
+// a write more than the whole window before it is the clock having jumped back, and the window
+// restarts empty at that instant (the one write that allocates: a fresh set of stripes).
+//
+// It is atomicwindow.Striped, kept here so that other ward packages can join a write of their
+// own per-P counters to the window's pinned write ([Window.AddCount]). A write in progress may be
+// missed by a reader, never invented. A Window must not be copied after first use. The zero value
+// is not usable: use [New].
+type Window struct {
+	_ stripe.NoCopy
+	_ [stripe.CacheLine]byte // keep the header off whatever precedes the window in memory
+	header
+	_ [headerPad]byte // and off whatever follows it
+}
+
+// header is what every write and read of a Window reads; only cur is ever written, when the
+// clock jumps back.
+type header struct {
+	cur    atomic.Pointer[ring] // the stripes and the head they are numbered from
+	width  int64                // nanoseconds per bucket
+	size   int64                // buckets in the window
+	mask   int64                // ring length - 1 (ring: size rounded up to a power of two)
+	fields int                  // counters per bucket
+	reach  uint64               // width × size: how far before the head a write is still late, not a jump
+}
+
+// ring is a Window's stripes and the head index numbered from their origin; a jump of the clock
+// back replaces it whole.
+type ring struct {
+	_ [stripe.CacheLine]byte
+	ringHeader
+	_ [ringPad]byte
+}
+
+type ringHeader struct {
+	head   atomic.Int64 // newest bucket written, counted from origin; hot: read by every write
+	origin int64        // the instant bucket 0 opened
+	rows   stripe.Table // one row per P: the ring, each bucket a tag and then its counters
+}
+
+// The pads round each header up to whole cache lines, sized from the header itself.
+const (
+	headerPad = (stripe.CacheLine - unsafe.Sizeof(header{})%stripe.CacheLine) % stripe.CacheLine
+	ringPad   = (stripe.CacheLine - unsafe.Sizeof(ringHeader{})%stripe.CacheLine) % stripe.CacheLine
+)
+
+// New returns an empty window of size buckets width nanoseconds wide with fields counters per
+// bucket, its first bucket opening at now. The caller has checked the shape: size in [1,
+// 1<<16], width >= 1 with width × size within int64, fields in [1, MaxFields].
+func New(size int, width int64, fields int, now int64) *Window {
+	w := new(Window)
+	w.Init(size, width, fields, now)
+	return w
+}
+
+// Init makes w a window as [New] does, in place: for a type that holds a Window by value. Call it
+// once, before first use.
+func (w *Window) Init(size int, width int64, fields int, now int64) {
+	w.header = header{
+		width:  width,
+		size:   int64(size),
+		mask:   int64(1<<bits.Len(uint(size-1)) - 1),
+		fields: fields,
+		reach:  uint64(width) * uint64(size),
+	}
+	w.cur.Store(w.newRing(now))
+}
+
+// newRing returns empty stripes whose bucket 0 opens at now.
+func (w *Window) newRing(now int64) *ring {
+	r := &ring{ringHeader: ringHeader{origin: now}}
+	r.rows.Init(int(w.mask+1) * (1 + w.fields))
+	return r
+}
+
+// Size returns how many buckets the window has.
+func (w *Window) Size() int { return int(w.size) }
+
+// Width returns how many nanoseconds one bucket covers.
+func (w *Window) Width() int64 { return w.width }
+
+// Fields returns how many counters each bucket carries.
+func (w *Window) Fields() int { return w.fields }
+
+// write returns the stripes and the bucket index a write at now goes to, moving the head forward
+// when now has crossed a bucket boundary. A now before the head bucket opened writes into the
+// head bucket, unless the clock jumped back ([Window.behind]): then fresh stripes start at now.
+func (w *Window) write(now int64) (*ring, int64) {
+	r := w.cur.Load()
+	h := r.head.Load()
+	if w.inHead(r, h, now) {
+		return r, h
+	}
+	return w.move(r, h, now)
+}
+
+// inHead reports whether a write at now goes into head bucket h of r as it stands: now inside the
+// head bucket, or before it by no more than the window (a reading a moment older than another
+// writer's). Distances are taken in uint64, where they cannot overflow.
+func (w *Window) inHead(r *ring, h, now int64) bool {
+	d, opening := uint64(now)-uint64(r.origin), uint64(h)*uint64(w.width)
+	return now >= r.origin && d < opening+uint64(w.width) && d+w.reach >= opening
+}
+
+// move is write past the head bucket: it moves the head forward, or restarts the stripes when the
+// clock jumped back.
+func (w *Window) move(r *ring, h, now int64) (*ring, int64) {
+	idx, ok := w.index(r, now)
+	if ok && idx > h {
+		for h < idx && !r.head.CompareAndSwap(h, idx) {
+			h = r.head.Load()
+		}
+		return r, idx
+	}
+	if !w.behind(r, h, now) {
+		return r, h
+	}
+	if fresh := w.newRing(now); !w.cur.CompareAndSwap(r, fresh) {
+		return w.write(now) // another writer restarted it first: write into theirs
+	}
+	return w.cur.Load(), 0
+}
+
+// behind reports whether now lies more than the whole window before head bucket h opened, as
+// [Window] decides it: every bucket then lies in now's future.
+func (w *Window) behind(r *ring, h, now int64) bool {
+	opening := int64(uint64(r.origin) + uint64(h)*uint64(w.width))
+	return now < opening && uint64(opening)-uint64(now) > w.reach
+}
+
+// index returns the bucket now falls in, counted from origin, and false for an instant before
+// origin. The distance is taken in uint64, where it cannot overflow however far apart the instants
+// are, and the index saturates at MaxInt64.
+func (w *Window) index(r *ring, now int64) (int64, bool) {
+	if now < r.origin {
+		return 0, false
+	}
+	return int64(min((uint64(now)-uint64(r.origin))/uint64(w.width), math.MaxInt64)), true
+}
+
+// Add adds v to counter i of the bucket now falls in. An i outside [0, Fields()) is ignored.
+func (w *Window) Add(now int64, i int, v int64) {
+	if uint(i) >= uint(w.fields) {
+		return
+	}
+	r := w.cur.Load() // write, written out: the fast path inline
+	idx := r.head.Load()
+	if !w.inHead(r, idx, now) {
+		r, idx = w.move(r, idx, now)
+	}
+	rows := r.rows.Current()
+	row := rows.Row(stripe.PinRow(rows))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		row = r.rows.Pin()
+	}
+	w.add(w.slot(row, idx), idx, i, v)
+	stripe.Unpin()
+}
+
+// AddCount adds v to counter i of the bucket now falls in, as Add does, and in the same pinned
+// section adds 1 to words j and k of the calling P's row of side: a count of the caller's own
+// beside the window's. i must lie in [0, Fields()) and j and k within side's rows, which the
+// caller made: nothing is checked.
+func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k uintptr) {
+	r := w.cur.Load()
+	idx := r.head.Load()
+	if !w.inHead(r, idx, now) {
+		r, idx = w.move(r, idx, now)
+	}
+	rows, own := r.rows.Current(), side.Current()
+	p := stripe.PinRow(rows)
+	wrow, srow := rows.Row(p), own.Row(p)
+	if wrow == nil || srow == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		w.add(w.slot(r.rows.Pin(), idx), idx, i, v)
+		stripe.Unpin()
+		srow = side.Pin()
+	} else {
+		w.add(w.slot(wrow, idx), idx, i, v)
+	}
+	stripe.Add((*int64)(unsafe.Add(srow, j*8)), 1)
+	stripe.Add((*int64)(unsafe.Add(srow, k*8)), 1)
+	stripe.Unpin()
+}
+
+// add adds v to counter i of a stripe's copy of bucket idx, turning the copy first when it still
+// holds an older bucket. Entered pinned; it cannot panic.
+func (w *Window) add(b *[1 + MaxFields]int64, idx int64, i int, v int64) {
+	if stripe.Load(&b[0]) != idx {
+		w.turn(b, idx)
+	}
+	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
+}
+
+// AddAll adds v[k] to counter k of the bucket now falls in, for every counter, with one pin.
+func (w *Window) AddAll(now int64, v Bucket) {
+	if w.fields == 0 {
+		panic("atomicwindow: Striped used without NewStriped")
+	}
+	r, idx := w.write(now)
+	b := w.slot(r.rows.Pin(), idx)
+	if stripe.Load(&b[0]) != idx {
+		w.turn(b, idx)
+	}
+	for k := 0; k < w.fields; k++ {
+		stripe.Add(&b[1+k], v[k])
+	}
+	stripe.Unpin()
+}
+
+// slot returns a row's copy of bucket idx: its tag, then its counters. idx is masked, so the
+// address stays inside the row by construction and is computed without a bounds check: nothing
+// between Pin and Unpin may panic.
+func (w *Window) slot(row unsafe.Pointer, idx int64) *[1 + MaxFields]int64 {
+	return (*[1 + MaxFields]int64)(unsafe.Add(row, int(idx&w.mask)*(1+w.fields)*8))
+}
+
+// turn clears a stripe's bucket that still holds an older bucket's counts, then publishes its new
+// tag. The tag is stored atomically after the counters are cleared, so a reader that sees the new
+// tag never sees the old counts.
+func (w *Window) turn(b *[1 + MaxFields]int64, idx int64) {
+	for k := 1; k <= w.fields; k++ {
+		stripe.Store(&b[k], 0)
+	}
+	atomic.StoreInt64(&b[0], idx)
+}
+
+// bucket sums bucket idx over the stripes; a bucket no stripe holds reads as zero.
+func (w *Window) bucket(r *ring, idx int64) (sum Bucket) {
+	for row := range r.rows.All() {
+		b := w.slot(row, idx)
+		if atomic.LoadInt64(&b[0]) != idx {
+			continue
+		}
+		var v Bucket
+		for k := 0; k < w.fields; k++ {
+			v[k] = stripe.Load(&b[1+k])
+		}
+		if atomic.LoadInt64(&b[0]) != idx { // the stripe turned while we read: skip it
+			continue
+		}
+		for k := 0; k < w.fields; k++ {
+			sum[k] += v[k]
+		}
+	}
+	return sum
+}
+
+// Each visits the buckets still inside the window at now, oldest first, each summed over the
+// stripes: the per-bucket maxima and minima a shedder takes are read this way. It visits the same
+// buckets as [Window.Each]; with current false the bucket now falls in is left out, and a now more
+// than the whole window before the head bucket visits nothing. Each writes nothing and allocates
+// nothing.
+func (w *Window) Each(now int64, current bool, f func(Bucket)) {
+	r := w.cur.Load()
+	head := r.head.Load()
+	if w.behind(r, head, now) {
+		return
+	}
+	head, newest := w.span(r, head, now, current)
+	oldest := newest - w.size + 1        // newest >= 0 and size >= 1: no overflow
+	for i := int64(0); i < w.size; i++ { // counted, so a head at MaxInt64 still ends the loop
+		idx := oldest + i
+		if idx > head {
+			return
+		}
+		if idx < 0 { // before the first bucket opened: empty
+			f(Bucket{})
+			continue
+		}
+		f(w.bucket(r, idx))
+	}
+}
+
+// span returns the newest bucket written that a read at now visits, and the bucket now falls in.
+func (w *Window) span(r *ring, head, now int64, current bool) (int64, int64) {
+	newest := head
+	if idx, ok := w.index(r, now); ok && idx > head {
+		newest = idx
+	}
+	if !current && newest == head {
+		head--
+	}
+	return head, newest
+}
+
+// Sum returns every counter summed over the buckets inside the window at now (the breaker's
+// tallies). With current false the bucket now falls in is left out.
+func (w *Window) Sum(now int64, current bool) Bucket {
+	var sum Bucket
+	w.Each(now, current, func(b Bucket) {
+		for k := range sum {
+			sum[k] += b[k]
+		}
+	})
+	return sum
+}

@@ -1,0 +1,66 @@
+package swin
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
+)
+
+// TestLayout: every padded header starts one cache line in and ends on a line boundary, so the
+// words the hot path reads share no line with a neighbour, and every stripe row is whole lines.
+func TestLayout(t *testing.T) {
+	line := uintptr(stripe.CacheLine)
+	var w Window
+	var r ring
+	for _, c := range []struct {
+		name         string
+		offset, size uintptr
+	}{
+		{"Window.header", unsafe.Offsetof(w.header), unsafe.Sizeof(w)},
+		{"ring.ringHeader", unsafe.Offsetof(r.ringHeader), unsafe.Sizeof(r)},
+	} {
+		if c.offset != line {
+			t.Errorf("%s at offset %d, want %d (one line of padding before it)", c.name, c.offset, line)
+		}
+		if c.size%line != 0 {
+			t.Errorf("%s: size %d, not a whole number of %d-byte lines", c.name, c.size, line)
+		}
+	}
+	rows := &New(40, 250_000_000, 3, 0).cur.Load().rows
+	if rows.Words()*8%stripe.CacheLine != 0 {
+		t.Errorf("rows of %d words are not whole lines", rows.Words())
+	}
+	for row := range rows.All() {
+		if addr := uintptr(row); addr%8 != 0 {
+			t.Errorf("row not word-aligned at %#x", addr)
+		}
+	}
+}
+
+// TestAddCount: AddCount writes the window as Add does, a jump back included, and counts in the
+// side table; it allocates nothing.
+func TestAddCount(t *testing.T) {
+	const width = 100
+	w, a := New(4, width, 2, 0), New(4, width, 2, 0)
+	var side stripe.Table
+	side.Init(tally.Words)
+	steps := []struct {
+		now int64
+		i   int
+	}{{0, 0}, {50, 1}, {150, 0}, {150, 1}, {420, 1}, {10, 0}, {-1000, 1}, {-990, 0}}
+	for n, s := range steps {
+		w.AddCount(s.now, s.i, 3, &side, tally.Admitted, tally.Passed)
+		a.Add(s.now, s.i, 3)
+		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+			t.Fatalf("step %d: AddCount(%d, %d): window sums %v, Add's %v", n, s.now, s.i, got, want)
+		}
+		if c := tally.CountsOf(side.All(), 0); c.Admitted != uint64(n+1) || c.Passed != uint64(n+1) || c.Failed != 0 {
+			t.Fatalf("step %d: side counts %+v, want %d admitted and passed", n, c, n+1)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { w.AddCount(500, 0, 1, &side, tally.Admitted, tally.Failed) }); allocs != 0 {
+		t.Fatalf("AddCount allocates %v", allocs)
+	}
+}
