@@ -136,8 +136,17 @@ func WithEvents(fn func(Event)) Option {
 	return func(c *config) error { return contract.Hook(ErrInvalid, "WithEvents", &c.events, fn) }
 }
 
-// WithPolicy sets the policy (default [DefaultPolicy]).
-func WithPolicy(p Policy) Option { return func(c *config) error { c.policy = p; return nil } }
+// WithPolicy sets the policy (default [DefaultPolicy]). An invalid policy is an error when the
+// option is applied, naming the field (Policy.Validate).
+func WithPolicy(p Policy) Option {
+	return func(c *config) error {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		c.policy = p
+		return nil
+	}
+}
 
 // WithClock replaces the clock: nanoseconds from any monotonic origin (default: ward's monotonic
 // clock). [Breaker.Now] reads it. A nil clock is an error.
