@@ -21,7 +21,8 @@
 // cancellation, which frees the slot and records nothing), or End(ctx, err), which classifies err
 // as the guard's Do would. Settling the same variable twice is a no-op. Admitting and settling
 // allocate nothing. Each package keeps its own typed handle too (adaptive.Lease, breaker.Promise,
-// shed.Promise), settled with the same three verbs. Integrations are written once on Guard:
+// shed.Promise), settled with the same three verbs, and the pure layers settle with the same
+// [Outcome]: Settle(now, o) on adaptive's and shed's Ticket and on breaker's Core. Integrations are written once on Guard:
 // wardhttp.Guard for net/http, the gRPC interceptors, [With] for composition, [Get] for a call
 // that returns a result. A guard of your own implements Guard (and [Settler] behind its
 // admissions) and goes wherever ward's go.
