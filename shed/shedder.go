@@ -7,10 +7,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/tally"
 )
 
 // ErrOverloaded is a shedder's refusal: allocation-free, matched with errors.Is, and matching
@@ -94,7 +96,8 @@ type shedderCold struct {
 	gran     int64
 	inFlight flight
 	refused  clock.Refusals
-	mem      memory // written only by the goroutine holding refreshing
+	mono     tally.Mono // keeps Counts' Refused monotonic (a refusal decided again is taken back)
+	mem      memory     // written only by the goroutine holding refreshing
 	events   func(Event)
 }
 
@@ -401,12 +404,17 @@ func (s *Shedder) shape(now int64) shape {
 	return sh
 }
 
-// leave takes a settled call out of flight; a timed one moves the average.
-func (s *Shedder) leave(timed bool) {
-	s.inFlight.exit()
-	if !timed {
-		return
+// leave takes a settled call out of flight, counting it with outcome word out; a timed one moves
+// the average.
+func (s *Shedder) leave(timed bool, out uintptr) {
+	s.inFlight.exit(out)
+	if timed {
+		s.move()
 	}
+}
+
+// move moves the average of calls in flight toward the count now: a timed call has settled.
+func (s *Shedder) move() {
 	n := float64(s.inFlight.load())
 	for {
 		old := s.avg.Load()
@@ -424,14 +432,17 @@ func (p *Promise) Pass() {
 		return
 	}
 	p.s = nil
-	s.leave(p.timed)
 	if !p.timed {
+		s.inFlight.exit(tally.Passed)
 		s.win.Add(s.seen.Load(), fPasses, 1)
 		return
 	}
 	now := s.clock()
+	d := max(now-p.start, 0)
+	s.inFlight.exitTimed(d)
+	s.move()
 	s.observe(now)
-	s.win.AddAll(now, atomicwindow.Bucket{fPasses: 1, fRTSum: max(now-p.start, 0), fRTCount: 1})
+	s.win.AddAll(now, atomicwindow.Bucket{fPasses: 1, fRTSum: d, fRTCount: 1})
 }
 
 // Fail settles a call that failed or overloaded: it leaves flight (a timed call moves the average
@@ -439,7 +450,7 @@ func (p *Promise) Pass() {
 func (p *Promise) Fail() {
 	if s := p.s; s != nil {
 		p.s = nil
-		s.leave(p.timed)
+		s.leave(p.timed, tally.Failed)
 	}
 }
 
@@ -449,7 +460,7 @@ func (p *Promise) Fail() {
 func (p *Promise) Ignore() {
 	if s := p.s; s != nil {
 		p.s = nil
-		s.inFlight.exit()
+		s.inFlight.exit(tally.Ignored)
 	}
 }
 
@@ -506,27 +517,76 @@ func (s *Shedder) Snapshot() Snapshot {
 	}
 }
 
-// flight is the count of calls in flight kept per P: word 0 of a P's row is the admissions minus
-// the settles made on it (negative when calls settle on another P than they started on), word 1
-// counts admissions on it, which picks the calls to time. Each P writes only its own row, and the
-// rows grow with GOMAXPROCS, so the sum loses no update (see stripe.Table).
+// Counts returns the shedder's counts since New ([ward.Counts]): calls admitted (Allow, Admit,
+// Do) and refused, and the admitted calls settled by outcome. They sit in the per-P rows that
+// already keep the calls in flight, so keeping them costs a call a plain add on a line its P
+// already writes; Counts folds the rows. The calls in flight are Admitted − Passed − Failed −
+// Ignored once no call is entering or leaving. A ctx already done (Do, Admit) is not counted.
+func (s *Shedder) Counts() ward.Counts {
+	c := tally.CountsOf(s.inFlight.rows.All(), 0)
+	c.Refused = s.mono.Of(tally.Pos(s.refused.Load()))
+	return c
+}
+
+// Latency returns the histogram of the response times of the timed passes since New ([ward.Latency]):
+// one admitted call in every [WithSampleEvery] is timed (every call with 1), and a timed call
+// that passes gives its response time, the one that counts toward capacity. A failed or ignored
+// call is not timed: the shedder reads no clock when it settles one. The histogram is kept in the
+// per-P rows, as Counts are.
+func (s *Shedder) Latency() ward.Latency { return tally.LatencyOf(s.inFlight.rows.All(), wLatency) }
+
+// flight is the count of calls in flight kept per P, with the shedder's counts ([ward.Counts]) and
+// the histogram of its timed passes ([ward.Latency]) in the same rows: a P's row holds tally's
+// count words from word 0 (admissions and settles by outcome made on that P), then the settles
+// of every outcome together (wSettled), then the histogram (wLatency). The calls in flight are the
+// admissions minus the settles summed over the rows (a P's share is negative when calls settle on
+// another P than they started on), and a P's admissions pick the calls to time. Each P writes only
+// its own row, and the rows grow with GOMAXPROCS, so the sums lose no update (see stripe.Table).
 type flight struct{ rows stripe.Table }
 
-func (f *flight) init() { f.rows.Init(2) }
+// The words of a flight row after tally's count words.
+const (
+	wSettled = tally.Words                   // settles of every outcome
+	wLatency = wSettled + 1                  // the histogram of the timed passes
+	wWords   = wLatency + tally.LatencyWords // words in a row
+)
+
+func (f *flight) init() { f.rows.Init(wWords) }
+
+// pin pins the calling goroutine to its P and returns the P's row (Table.Pin, written out: no
+// call on the common path). Call stripe.Unpin after.
+func (f *flight) pin() unsafe.Pointer {
+	r := f.rows.Current()
+	if row := r.Row(stripe.PinRow(r)); row != nil {
+		return row
+	}
+	stripe.Unpin() // GOMAXPROCS grew past the rows: Pin grows them
+	return f.rows.Pin()
+}
 
 // enter counts an admission and returns this P's admissions so far.
 func (f *flight) enter() int64 {
-	w := (*[2]int64)(f.rows.Pin())
-	stripe.Add(&w[0], 1)
-	stripe.Add(&w[1], 1)
-	t := stripe.Load(&w[1])
+	w := (*[wWords]int64)(f.pin())
+	stripe.Add(&w[tally.Admitted], 1)
+	t := stripe.Load(&w[tally.Admitted])
 	stripe.Unpin()
 	return t
 }
 
-// exit counts a settle.
-func (f *flight) exit() {
-	stripe.Add(&(*[2]int64)(f.rows.Pin())[0], -1)
+// exit counts a settle with outcome word out (tally.Passed, Failed or Ignored).
+func (f *flight) exit(out uintptr) {
+	row := f.pin()
+	tally.AddRow(row, out)
+	tally.AddRow(row, wSettled)
+	stripe.Unpin()
+}
+
+// exitTimed counts a timed pass of d nanoseconds, its response time in the histogram.
+func (f *flight) exitTimed(d int64) {
+	row := f.pin()
+	tally.AddRow(row, tally.Passed)
+	tally.AddRow(row, wSettled)
+	tally.ObserveRow(row, wLatency, d)
 	stripe.Unpin()
 }
 
@@ -534,7 +594,8 @@ func (f *flight) exit() {
 func (f *flight) load() int64 {
 	var n int64
 	for row := range f.rows.All() {
-		n += stripe.Load(&(*[2]int64)(row)[0])
+		w := (*[wWords]int64)(row)
+		n += stripe.Load(&w[tally.Admitted]) - stripe.Load(&w[wSettled])
 	}
 	return n
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
+	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
 
@@ -169,6 +170,9 @@ func TestUnderLoad(t *testing.T) {
 	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
 	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
 		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, errOwn) }))
+	// a shedder on a CPU always hot, every call timed: it refuses when the calls held at once
+	// outgrow what its window shows
+	shd, _ := shed.New(shed.WithClock(clk), shed.WithCPU(func() int { return 1000 }), shed.WithSampleEvery(1))
 	makes, _ := rate.NewBucket(1, 2, 0) // the pool's ward: a make a second of its clock, 2 at once
 	part, _ := pool.FromBucket(makes)
 	var ids atomic.Int64 // every resource opened is a new one
@@ -180,7 +184,8 @@ func TestUnderLoad(t *testing.T) {
 	defer pl.Close()
 
 	srcs := []Source{Limiter("api", lim), Partitions("parts", ps), Queue("line", q), Breaker("db", brk), Transport("out", tr),
-		Rate("bucket", bucket), Rate("sliding", sliding), Rate("period", period), FailureWindow("logins", fw), Pool("conns", pl)}
+		Rate("bucket", bucket), Rate("sliding", sliding), Rate("period", period), FailureWindow("logins", fw), Pool("conns", pl),
+		Shedder("front", shd)}
 	prod, err := Producer(srcs...)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +199,7 @@ func TestUnderLoad(t *testing.T) {
 	}
 	defer func() { _ = reg.Unregister() }()
 
-	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool tallies
+	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool, cs tallies
 	cparts := map[string]*tallies{"live": {}, "batch": {}}
 	const workers, each = 8, 400
 	var wg sync.WaitGroup
@@ -218,6 +223,7 @@ func TestUnderLoad(t *testing.T) {
 				cparts[part].call(ctx, ps.Partition(part), i, nested)
 				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
 				cq.call(ctx, q, i, nested)
+				cs.call(ctx, shd, i, nested)
 				cbucket.gate(ctx, bucket)
 				csliding.gate(ctx, sliding)
 				cperiod.gate(ctx, period)
@@ -255,11 +261,16 @@ func TestUnderLoad(t *testing.T) {
 	check(t, got, "rate", "period", "rate", &cperiod)
 	check(t, got, "failurewindow", "logins", "failures", &cfw)
 	check(t, got, "pool", "conns", "pool", &cpool)
+	check(t, got, "shed", "front", "overload", &cs)
 	if v, ok := got["ward.in_flight{pool,conns}"]; !ok || v != 0 {
 		t.Errorf("pool in flight %v (present %v) after every loan ended, want 0", v, ok)
 	}
 	if h, want := got["ward.call.duration{adaptive,api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
+	}
+	// every pass of the shedder is timed (WithSampleEvery(1)); it times no failure
+	if h, want := got["ward.call.duration{shed,front}count"], float64(cs.pass.Load()); h != want {
+		t.Errorf("shedder histogram count %v, want %v", h, want)
 	}
 	u, _ := url.Parse(host.URL)
 	if k := "ward.settled{breaker,out/" + u.Host + ",pass}"; got[k] != 2 {
@@ -268,7 +279,7 @@ func TestUnderLoad(t *testing.T) {
 	if k := "ward.retry_budget.tokens{out}"; got[k] != wardhttp.DefaultRetryTokens {
 		t.Errorf("%s = %v, want %v", k, got[k], wardhttp.DefaultRetryTokens)
 	}
-	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool} {
+	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool, &cs} {
 		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
 			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
 		}

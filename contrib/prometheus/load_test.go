@@ -26,6 +26,7 @@ import (
 	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
+	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
 
@@ -194,6 +195,12 @@ func TestUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a shedder on a CPU always hot, every call timed: it refuses when the calls held at once
+	// outgrow what its window shows
+	shd, err := shed.New(shed.WithClock(clk), shed.WithCPU(func() int { return 1000 }), shed.WithSampleEvery(1))
+	if err != nil {
+		t.Fatal(err)
+	}
 	budget, _ := wardhttp.NewRetryBudget(10, 0.1)
 	bucket, _ := rate.NewBucketLimiter(10, 5, rate.WithClock(clk), rate.WithCounts())
 	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
@@ -213,7 +220,7 @@ func TestUnderLoad(t *testing.T) {
 	c := New("svc")
 	for _, err := range []error{c.Limiter("api", lim), c.Partitions("parts", ps), c.Queue("line", q), c.Queue("line2", q2),
 		c.Breaker("db", brk), c.RetryBudget("retries", budget), c.Rate("bucket", bucket), c.Rate("sliding", sliding),
-		c.Rate("period", period), c.FailureWindow("logins", fw), c.Pool("conns", pl)} {
+		c.Rate("period", period), c.FailureWindow("logins", fw), c.Pool("conns", pl), c.Shedder("front", shd)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +230,7 @@ func TestUnderLoad(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.PanicOnError}))
 	defer srv.Close()
 
-	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool tallies
+	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool, cs tallies
 	cparts := map[string]*tallies{"live": {}, "batch": {}}
 	var retries struct{ allowed, refused, pass, fail atomic.Int64 }
 	const workers, each = 8, 600
@@ -248,6 +255,7 @@ func TestUnderLoad(t *testing.T) {
 				cparts[part].call(ctx, ps.Partition(part), i, nested)
 				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
 				cq.call(ctx, q, i, nested)
+				cs.call(ctx, shd, i, nested)
 				cbucket.gate(ctx, bucket)
 				csliding.gate(ctx, sliding)
 				cperiod.gate(ctx, period)
@@ -338,6 +346,7 @@ func TestUnderLoad(t *testing.T) {
 	check(t, got, "rate", "period", "rate", &cperiod)
 	check(t, got, "failurewindow", "logins", "failures", &cfw)
 	check(t, got, "pool", "conns", "pool", &cpool)
+	check(t, got, "shed", "front", "overload", &cs)
 	if v := got["svc_ward_in_flight{kind=pool,name=conns}"]; v != 0 {
 		t.Errorf("pool in flight %v after every loan ended", v)
 	}
@@ -346,10 +355,14 @@ func TestUnderLoad(t *testing.T) {
 	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
 	}
+	// every pass of the shedder is timed (WithSampleEvery(1)); it times no failure
+	if h, want := got["svc_ward_call_duration_seconds{kind=shed,name=front}count"], float64(cs.pass.Load()); h != want {
+		t.Errorf("shedder histogram count %v, want %v", h, want)
+	}
 	if v := got["svc_ward_in_flight{kind=adaptive,name=api}"]; v != 0 {
 		t.Errorf("in flight %v after every call settled", v)
 	}
-	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool} {
+	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool, &cs} {
 		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
 			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
 		}

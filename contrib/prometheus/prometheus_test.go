@@ -65,7 +65,7 @@ svc_ward_breaker_ratio{name="db"} 0
 	a.Pass()
 	b.Pass()
 	p.Pass()
-	if n, err := testutil.GatherAndCount(reg); err != nil || n != 22 {
-		t.Fatalf("%d metrics (%v), want 22", n, err)
+	if n, err := testutil.GatherAndCount(reg); err != nil || n != 28 {
+		t.Fatalf("%d metrics (%v), want 28", n, err)
 	}
 }
