@@ -48,7 +48,7 @@ func FromBucket(b *rate.Bucket) (Bucket, error) {
 type bucketPart struct{ b *rate.Bucket }
 
 func (b bucketPart) Wait(now int64) time.Duration { return b.b.Next(now, 1) }
-func (b bucketPart) Take(now int64)               { b.b.Take(now, 1) }
+func (b bucketPart) Take(now int64)               { b.b.TakeAt(now, 1) }
 
 // FromBackoff returns a [Backoff] part holding making back by b's delays: after the n-th failed
 // make in a row, b's delay before its n-th retry. b's Attempts does not apply: a pool keeps trying

@@ -188,13 +188,13 @@ func Bursts(n int) [][3]int {
 		var row [3]int
 		for i := int64(0); i < 40; i++ {
 			now := int64(b)*2000*ms + 970*ms + i*3*ms/2
-			if ok, _ := bucket.Take(now, 1); ok {
+			if ok, _ := bucket.TakeAt(now, 1); ok {
 				row[0]++
 			}
-			if ok, _ := sliding.Take(now, 1); ok {
+			if ok, _ := sliding.TakeAt(now, 1); ok {
 				row[1]++
 			}
-			if ok, _ := period.Take(now, 1); ok {
+			if ok, _ := period.TakeAt(now, 1); ok {
 				row[2]++
 			}
 		}
