@@ -324,3 +324,46 @@ func TestDoAllocates0(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolRow: the pool keeps the contract as the table's last row says: Now is its clock; a
+// refusal of its ward matches ward.ErrRefused and pool.ErrRefused and carries its wait; a Loan
+// settles once (a second Release is a no-op); a context already done spends nothing; its counts
+// add up.
+func TestPoolRow(t *testing.T) {
+	now := int64(time.Hour)
+	clock := func() int64 { return now }
+	bucket := must(rate.NewBucket(1, 1, now)) // one make at once, the next a second later
+	part := must(pool.FromBucket(bucket))
+	opened := 0
+	p := must(pool.New(func(context.Context) (*int, error) { opened++; return new(int), nil }, func(*int) {},
+		pool.Limits{Size: 2, Idle: 2}, pool.WithClock(clock), pool.WithWard(pool.Ward{Bucket: part})))
+	defer p.Close()
+	if p.Now() != now {
+		t.Fatalf("Now() = %d, want %d", p.Now(), now)
+	}
+	ctx := context.Background()
+	dead, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.Acquire(dead); !errors.Is(err, context.Canceled) || opened != 0 || p.Counts() != (ward.Counts{}) {
+		t.Fatalf("done ctx: Acquire = %v, %d opened, counts %+v; want its error and nothing spent", err, opened, p.Counts())
+	}
+	first, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Acquire(ctx) // a second make, but the bucket's token is spent
+	if !errors.Is(err, ward.ErrRefused) || !errors.Is(err, pool.ErrRefused) {
+		t.Fatalf("refusal %v does not match ward.ErrRefused and pool.ErrRefused", err)
+	}
+	if wait, ok := ward.RetryAfter(err); !ok || wait <= 0 {
+		t.Fatalf("the ward's Later carries no wait: %v %v", wait, ok)
+	}
+	first.Release()
+	first.Release() // settled already: nothing
+	if s := p.Stats(); s.Idle != 1 {
+		t.Fatalf("after a double Release: %+v, want one idle", s)
+	}
+	if c := p.Counts(); c.Admitted != 1 || c.Passed != 1 || c.Refused != 1 {
+		t.Fatalf("counts %+v, want one loan passed and one refusal", c)
+	}
+}
