@@ -12,6 +12,7 @@ import (
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/swin"
 	"github.com/wardgo/ward/internal/tally"
 )
 
@@ -84,7 +85,7 @@ type shedderShared struct {
 // row by row, each row on lines of its own).
 type shedderCold struct {
 	p        Policy
-	win      *atomicwindow.Striped
+	win      *swin.Window // atomicwindow.Striped's window, so that a pass counts in the pin that takes it out of flight
 	clock    func() int64
 	cpu      func() int
 	own      func(error) bool // WithOwnError
@@ -220,10 +221,7 @@ func New(opts ...Option) (*Shedder, error) {
 		c.refresh = clock.Refresh(width)
 	}
 	now := c.clock()
-	win, err := atomicwindow.NewStriped(c.policy.Buckets, c.policy.Window, fields, now)
-	if err != nil {
-		return nil, err
-	}
+	win := swin.New(c.policy.Buckets, width, fields, now) // the shape is valid: Validate checked it
 	s := &Shedder{shedderCold: shedderCold{
 		p:       c.policy,
 		win:     win,
@@ -322,26 +320,8 @@ func (s *Shedder) pullBack(now int64) bool {
 // [ErrOverloaded] when the server is hot and full.
 func (s *Shedder) Allow() (Promise, error) {
 	now := s.now()
-	if cpu := s.cpu(); s.refuses(now, cpu) {
-		if !s.refused.Refuse(now) || s.refresh == 0 {
-			return Promise{}, ErrOverloaded
-		}
-		// A paced clock read (see the type's doc): if time has moved since the reading this
-		// refusal was decided on (or jumped far back), decide again at the fresh instant, so that
-		// a cool-down ends and the capacity refreshes even when every call is refused.
-		fresh := s.clock()
-		moved := s.pullBack(fresh)
-		if !moved {
-			s.seen.Observe(fresh, s.gran)
-			// Time that moved less than the granularity changes nothing the coarse reading
-			// could not: deciding again would only write the shared words the decision touches,
-			// which under a flood of refusals every core would fight over.
-			moved = fresh-now >= s.gran
-		}
-		if !moved || s.refuses(fresh, cpu) {
-			return Promise{}, ErrOverloaded
-		}
-		s.refused.Undo()
+	if cpu := s.cpu(); s.warm(cpu) && s.refuses(now, cpu) && s.refusal(now, cpu) {
+		return Promise{}, ErrOverloaded
 	}
 	if tick := s.inFlight.enter(); s.every > 1 && tick&(s.every-1) != 0 {
 		return Promise{s: s}, nil
@@ -354,10 +334,46 @@ func (s *Shedder) Allow() (Promise, error) {
 	return Promise{s: s, start: start, timed: true}, nil
 }
 
+// warm reports whether a call at the CPU reading cpu needs the hot rule applied: false only when
+// the rule can find the server nothing but cool and has nothing to store (a cool reading, no
+// refusal since the server was last found cool, no cooling to tell WithEvents' function), the
+// common case, decided in a few instructions before refuses' call.
+func (s *Shedder) warm(cpu int) bool {
+	return cpu >= s.p.CPU || s.dropped.Load() || (s.events != nil && s.told.Load())
+}
+
+// refusal counts a refusal decided at now and reports whether it stands. A paced clock read (see
+// the type's doc) decides again at the fresh instant if time has moved since the reading the
+// refusal was decided on (or jumped far back), so that a cool-down ends and the capacity
+// refreshes even when every call is refused; a refusal taken back is not counted.
+func (s *Shedder) refusal(now int64, cpu int) bool {
+	if !s.refused.Refuse(now) || s.refresh == 0 {
+		return true
+	}
+	fresh := s.clock()
+	moved := s.pullBack(fresh)
+	if !moved {
+		s.seen.Observe(fresh, s.gran)
+		// Time that moved less than the granularity changes nothing the coarse reading
+		// could not: deciding again would only write the shared words the decision touches,
+		// which under a flood of refusals every core would fight over.
+		moved = fresh-now >= s.gran
+	}
+	if !moved || s.refuses(fresh, cpu) {
+		return true
+	}
+	s.refused.Undo()
+	return false
+}
+
 // refuses decides a call at now: hot and full. A refusal marks the shedder dropped, which keeps
 // it hot through the cool-down.
 func (s *Shedder) refuses(now int64, cpu int) bool {
-	if !s.hot(now, cpu) {
+	if cpu >= s.p.CPU { // hot by the reading: the hot rule's first case, written out
+		if s.hotAt.Load() != now {
+			s.hotAt.Store(now)
+		}
+	} else if !s.hot(now, cpu) {
 		return false
 	}
 	if s.refresh == 0 || now >= s.next.Load() {
@@ -400,7 +416,7 @@ func (s *Shedder) capacityAt(now int64) float64 {
 
 func (s *Shedder) shape(now int64) shape {
 	sh := newShape()
-	s.win.Each(now, false, func(b atomicwindow.Bucket) { sh.add(b) })
+	s.win.Each(now, false, func(b swin.Bucket) { sh.add(atomicwindow.Bucket(b)) })
 	return sh
 }
 
@@ -432,9 +448,8 @@ func (p *Promise) Pass() {
 		return
 	}
 	p.s = nil
-	if !p.timed {
-		s.inFlight.exit(tally.Passed)
-		s.win.Add(s.seen.Load(), fPasses, 1)
+	if !p.timed { // out of flight, counted, and a pass in the window: one pinned section
+		s.win.AddCount(s.seen.Load(), fPasses, 1, &s.inFlight.rows, tally.Passed, wSettled)
 		return
 	}
 	now := s.clock()
@@ -442,7 +457,7 @@ func (p *Promise) Pass() {
 	s.inFlight.exitTimed(d)
 	s.move()
 	s.observe(now)
-	s.win.AddAll(now, atomicwindow.Bucket{fPasses: 1, fRTSum: d, fRTCount: 1})
+	s.win.AddAll(now, swin.Bucket{fPasses: 1, fRTSum: d, fRTCount: 1})
 }
 
 // Fail settles a call that failed or overloaded: it leaves flight (a timed call moves the average
@@ -566,7 +581,13 @@ func (f *flight) pin() unsafe.Pointer {
 
 // enter counts an admission and returns this P's admissions so far.
 func (f *flight) enter() int64 {
-	w := (*[wWords]int64)(f.pin())
+	r := f.rows.Current() // pin, written out: no call on an admission
+	row := r.Row(stripe.PinRow(r))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		row = f.rows.Pin()
+	}
+	w := (*[wWords]int64)(row)
 	stripe.Add(&w[tally.Admitted], 1)
 	t := stripe.Load(&w[tally.Admitted])
 	stripe.Unpin()
@@ -593,9 +614,11 @@ func (f *flight) exitTimed(d int64) {
 // load sums the Ps' counts: exact when no call is entering or leaving at the time.
 func (f *flight) load() int64 {
 	var n int64
-	for row := range f.rows.All() {
-		w := (*[wWords]int64)(row)
-		n += stripe.Load(&w[tally.Admitted]) - stripe.Load(&w[wSettled])
+	for r := f.rows.Current(); r != nil; r = r.Prev() { // All's rows, without its closure
+		for p := range r.Len() {
+			w := (*[wWords]int64)(r.Row(p))
+			n += stripe.Load(&w[tally.Admitted]) - stripe.Load(&w[wSettled])
+		}
 	}
 	return n
 }
