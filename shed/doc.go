@@ -17,6 +17,15 @@
 // a quota, else the process's utime + stime over the CPUs it may use (GOMAXPROCS at most), so a
 // neighbouring process heating the machine does not make this server shed.
 //
+// # Metrics
+//
+// A [Shedder] is a ward.Counter and a ward.Timed, as every ward guard is, so an exporter reads it
+// as it reads any other: [Shedder.Counts] gives the calls admitted, refused and settled by
+// outcome, exact once every call has settled, and [Shedder.Latency] the histogram of the timed
+// passes' response times. Both are kept in the per-P rows that hold the calls in flight, so
+// keeping them adds no pinned section to a call. [Shedder.Snapshot] gives the state a dashboard
+// draws: calls in flight, their average, the capacity, the CPU reading and whether it is hot.
+//
 // # A step overload
 //
 // [CPU]'s preset ([DefaultCPUPolicy]) lifts its average at once to an interval of higher use and
