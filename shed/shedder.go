@@ -271,13 +271,6 @@ type Promise struct {
 	timed bool
 }
 
-func (s *Shedder) now() int64 {
-	if s.refresh == 0 {
-		return s.clock()
-	}
-	return s.seen.Load()
-}
-
 // hot applies the hot rule ([Policy.heat]) at now, storing what it changes.
 func (s *Shedder) hot(now int64, cpu int) bool {
 	at, dropped := s.hotAt.Load(), s.dropped.Load()
@@ -319,11 +312,26 @@ func (s *Shedder) pullBack(now int64) bool {
 // Allow asks to start one call. It returns a promise to settle once the call has finished, or
 // [ErrOverloaded] when the server is hot and full.
 func (s *Shedder) Allow() (Promise, error) {
-	now := s.now()
+	var now int64 // the latest reading; the clock itself with WithRefresh(0)
+	if s.refresh == 0 {
+		now = s.clock()
+	} else {
+		now = s.seen.Load()
+	}
 	if cpu := s.cpu(); s.warm(cpu) && s.refuses(now, cpu) && s.refusal(now, cpu) {
 		return Promise{}, ErrOverloaded
 	}
-	if tick := s.inFlight.enter(); s.every > 1 && tick&(s.every-1) != 0 {
+	rows := s.inFlight.rows.Current() // enter, written out: no call but the pin's
+	row := rows.Row(stripe.PinRow(rows))
+	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		stripe.Unpin()
+		row = s.inFlight.rows.Pin()
+	}
+	w := (*[wWords]int64)(row)
+	stripe.Add(&w[tally.Admitted], 1)
+	tick := stripe.Load(&w[tally.Admitted])
+	stripe.Unpin()
+	if s.every > 1 && tick&(s.every-1) != 0 {
 		return Promise{s: s}, nil
 	}
 	if s.refresh == 0 {
@@ -448,12 +456,31 @@ func (p *Promise) Pass() {
 		return
 	}
 	p.s = nil
-	if !p.timed { // out of flight, counted, and a pass in the window: one pinned section
-		s.win.AddCount(s.seen.Load(), fPasses, 1, &s.inFlight.rows, tally.Passed, wSettled)
+	if p.timed {
+		s.passTimed(p.start)
 		return
 	}
+	// out of flight, counted, and a pass in the window: one pinned section (Table.Pin and
+	// AddCount's common case, written out: no call but the pin's)
+	now := s.seen.Load()
+	rows := s.inFlight.rows.Current()
+	pi := stripe.PinRow(rows)
+	if row := rows.Row(pi); row != nil && s.win.AddPinned(pi, now, fPasses, 1) {
+		w := (*[wWords]int64)(row)
+		stripe.Add(&w[tally.Passed], 1)
+		stripe.Add(&w[wSettled], 1)
+		stripe.Unpin()
+		return
+	}
+	stripe.Unpin()
+	s.win.AddCount(now, fPasses, 1, &s.inFlight.rows, tally.Passed, wSettled)
+}
+
+// passTimed settles a timed pass that started at start: its response time joins the window, the
+// histogram and the average. Out of Pass, so that the untimed pass keeps a small frame.
+func (s *Shedder) passTimed(start int64) {
 	now := s.clock()
-	d := max(now-p.start, 0)
+	d := max(now-start, 0)
 	s.inFlight.exitTimed(d)
 	s.move()
 	s.observe(now)
@@ -577,21 +604,6 @@ func (f *flight) pin() unsafe.Pointer {
 	}
 	stripe.Unpin() // GOMAXPROCS grew past the rows: Pin grows them
 	return f.rows.Pin()
-}
-
-// enter counts an admission and returns this P's admissions so far.
-func (f *flight) enter() int64 {
-	r := f.rows.Current() // pin, written out: no call on an admission
-	row := r.Row(stripe.PinRow(r))
-	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
-		stripe.Unpin()
-		row = f.rows.Pin()
-	}
-	w := (*[wWords]int64)(row)
-	stripe.Add(&w[tally.Admitted], 1)
-	t := stripe.Load(&w[tally.Admitted])
-	stripe.Unpin()
-	return t
 }
 
 // exit counts a settle with outcome word out (tally.Passed, Failed or Ignored).

@@ -54,6 +54,7 @@ type header struct {
 	mask   int64                // ring length - 1 (ring: size rounded up to a power of two)
 	fields int                  // counters per bucket
 	reach  uint64               // width × size: how far before the head a write is still late, not a jump
+	memo   uintptr              // offset in a stripe row of its memo, after the buckets (see AddCount)
 }
 
 // ring is a Window's stripes and the head index numbered from their origin; a jump of the clock
@@ -94,6 +95,7 @@ func (w *Window) Init(size int, width int64, fields int, now int64) {
 		mask:   int64(1<<bits.Len(uint(size-1)) - 1),
 		fields: fields,
 		reach:  uint64(width) * uint64(size),
+		memo:   uintptr(1<<bits.Len(uint(size-1))*(1+fields)) * 8,
 	}
 	w.cur.Store(w.newRing(now))
 }
@@ -101,7 +103,7 @@ func (w *Window) Init(size int, width int64, fields int, now int64) {
 // newRing returns empty stripes whose bucket 0 opens at now.
 func (w *Window) newRing(now int64) *ring {
 	r := &ring{ringHeader: ringHeader{origin: now}}
-	r.rows.Init(int(w.mask+1) * (1 + w.fields))
+	r.rows.Init(int(w.memo/8) + memoWords)
 	return r
 }
 
@@ -194,12 +196,72 @@ func (w *Window) Add(now int64, i int, v int64) {
 // section adds 1 to words j and k of the calling P's row of side: a count of the caller's own
 // beside the window's. i must lie in [0, Fields()) and j and k within side's rows, which the
 // caller made: nothing is checked.
+//
+// Each stripe row ends in a memo of the last instant its P wrote at and the head it found then:
+// whether a write goes into head bucket h depends on nothing but the ring, h and now, so a write
+// at the same instant with the same head (the common case for a caller that writes a coarse
+// reading) goes into h without [Window.inHead]'s arithmetic.
 func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k uintptr) {
 	r := w.cur.Load()
-	idx := r.head.Load()
-	if !w.inHead(r, idx, now) {
-		r, idx = w.move(r, idx, now)
+	h := r.head.Load()
+	rows := r.rows.Current()
+	p := stripe.PinRow(rows)
+	wrow, srow := rows.Row(p), side.Current().Row(p)
+	if wrow == nil || srow == nil {
+		stripe.Unpin()
+		w.addCountSlow(now, i, v, side, j, k)
+		return
 	}
+	m := (*[memoWords]int64)(unsafe.Add(wrow, w.memo))
+	if stripe.Load(&m[0]) != now || stripe.Load(&m[1]) != h+1 {
+		if !w.inHead(r, h, now) {
+			stripe.Unpin()
+			w.addCountSlow(now, i, v, side, j, k)
+			return
+		}
+		stripe.Store(&m[0], now)
+		stripe.Store(&m[1], h+1) // + 1: a fresh row's zero memo matches no head
+	}
+	w.add(w.slot(wrow, h), h, i, v)
+	stripe.Add((*int64)(unsafe.Add(srow, j*8)), 1)
+	stripe.Add((*int64)(unsafe.Add(srow, k*8)), 1)
+	stripe.Unpin()
+}
+
+// AddPinned adds v to counter i of the bucket now falls in, as Add does, for a caller already
+// pinned to P index p (stripe.PinRow) that writes a count of its own in the same pinned section:
+// it reports false, having written nothing, when the write needs more than the head bucket as it
+// stands or the rows have no row p; the caller then unpins and writes with [Window.AddCount]. i
+// must lie in [0, Fields()): nothing is checked. It makes no call, so the caller's pinned section
+// stays short; the memo (see AddCount) spares it the head bucket's arithmetic.
+func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
+	r := w.cur.Load()
+	h := r.head.Load()
+	row := r.rows.Current().Row(p)
+	if row == nil {
+		return false
+	}
+	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+	if stripe.Load(&m[0]) != now || stripe.Load(&m[1]) != h+1 {
+		if !w.inHead(r, h, now) {
+			return false
+		}
+		stripe.Store(&m[0], now)
+		stripe.Store(&m[1], h+1) // + 1: a fresh row's zero memo matches no head
+	}
+	w.add(w.slot(row, h), h, i, v)
+	return true
+}
+
+// memoWords is the words of a stripe row's memo: the instant of the P's last AddCount into the
+// head bucket and that head + 1.
+const memoWords = 2
+
+// addCountSlow is AddCount past the head bucket, or with GOMAXPROCS grown past the rows: entered
+// unpinned, it moves the head (or restarts the stripes), then writes both in one pinned section
+// (two, through Pin, when the rows must grow).
+func (w *Window) addCountSlow(now int64, i int, v int64, side *stripe.Table, j, k uintptr) {
+	r, idx := w.write(now)
 	rows, own := r.rows.Current(), side.Current()
 	p := stripe.PinRow(rows)
 	wrow, srow := rows.Row(p), own.Row(p)

@@ -64,3 +64,56 @@ func TestAddCount(t *testing.T) {
 		t.Fatalf("AddCount allocates %v", allocs)
 	}
 }
+
+// TestAddPinned: AddPinned writes the window as Add does when the write goes into the head bucket
+// as it stands, the memo's cases included (the same instant again, a new head, a fresh row's zero
+// memo at instant 0), and writes nothing when it reports false; it allocates nothing.
+func TestAddPinned(t *testing.T) {
+	const width = 100
+	w, a := New(4, width, 2, -50), New(4, width, 2, -50)
+	steps := []struct {
+		now  int64
+		i    int
+		want bool
+	}{
+		{-50, 0, true}, {0, 1, true}, {0, 0, true}, // the memo holds 0 after the first write at 0
+		{50, 1, false}, {60, 0, true}, // 50 opens bucket 1: Add moves the head first
+		{-40, 1, true},                                 // before the head, within the window: the head bucket
+		{60, 1, true}, {420, 0, false}, {420, 1, true}, // a new head, then the memo for it
+		{10, 0, true},                       // far behind the head but within the window
+		{-1000, 1, false}, {-1000, 0, true}, // a jump back: a fresh ring with zero memos
+	}
+	for n, s := range steps {
+		p := stripe.PinRow(w.cur.Load().rows.Current())
+		ok := w.AddPinned(p, s.now, s.i, 3)
+		stripe.Unpin()
+		if ok != s.want {
+			t.Fatalf("step %d: AddPinned(%d, %d) = %v, want %v", n, s.now, s.i, ok, s.want)
+		}
+		if !ok {
+			if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+				t.Fatalf("step %d: AddPinned(%d, %d) false: window sums %v, want %v unchanged", n, s.now, s.i, got, want)
+			}
+			w.Add(s.now, s.i, 3)
+		}
+		a.Add(s.now, s.i, 3)
+		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+			t.Fatalf("step %d: AddPinned(%d, %d): window sums %v, Add's %v", n, s.now, s.i, got, want)
+		}
+	}
+	// a fresh row's memo is zero: instant 0 with head 0 must not pass for the head bucket of a
+	// ring opening at 1000, which 0 lies more than the window before
+	f := New(4, width, 2, 1000)
+	p := stripe.PinRow(f.cur.Load().rows.Current())
+	ok := f.AddPinned(p, 0, 0, 3)
+	stripe.Unpin()
+	if ok {
+		t.Fatal("AddPinned(0) on a ring opening at 1000 = true, want false (a jump back)")
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		w.AddPinned(stripe.PinRow(w.cur.Load().rows.Current()), -1000, 0, 1)
+		stripe.Unpin()
+	}); allocs != 0 {
+		t.Fatalf("AddPinned allocates %v", allocs)
+	}
+}
