@@ -164,7 +164,16 @@ func (p *Policy) fold(m *memory, now int64, sh shape) {
 // 1000 gives MinShare, one at or under the threshold gives 1.
 func (p *Policy) factor(cpu int) float64 {
 	f := (1000 - float64(cpu)) / float64(1000-p.CPU)
-	return min(max(f, p.MinShare), 1)
+	// min(max(f, MinShare), 1), written as compares: f is never NaN (a finite reading over a
+	// denominator in [1, 999]) and MinShare > 0 leaves no signed zero to order, so the builtins'
+	// NaN and zero handling would be instructions spent for nothing; the result is the same.
+	if f < p.MinShare {
+		f = p.MinShare
+	}
+	if f > 1 {
+		f = 1
+	}
+	return f
 }
 
 // never is the instant the CPU was last hot, for a server that has never been hot.
@@ -190,9 +199,13 @@ func (p *Policy) heat(now int64, cpu int, hotAt int64, dropped bool) (bool, int6
 // full reports whether both the average and the current count of calls in flight exceed capacity
 // scaled for the CPU.
 func (p *Policy) full(capacity float64, cpu int, avg float64, inFlight int64) bool {
-	limit := capacity * p.factor(cpu)
+	limit := p.limit(capacity, cpu)
 	return avg > limit && float64(inFlight) > limit
 }
+
+// limit is the capacity scaled for the CPU: what both the average and the count of calls in
+// flight must exceed for the server to be full.
+func (p *Policy) limit(capacity float64, cpu int) float64 { return capacity * p.factor(cpu) }
 
 // Core is the pure adaptive shedder: deterministic, allocation-free after construction, not safe
 // for concurrent use. The clock and the CPU reading are arguments: now in nanoseconds from any

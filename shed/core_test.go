@@ -2,6 +2,7 @@ package shed
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +255,27 @@ func TestMemory(t *testing.T) {
 		}
 		if capAt[200] < 36 || capAt[200] > 44 {
 			t.Errorf("Memory %v: capacity %.1f at 200 s, want about 40 (within 2 × Memory of the change)", memory, capAt[200])
+		}
+	}
+}
+
+// TestFactorMatchesBuiltins: factor's compares give, bit for bit, min(max(f, MinShare), 1) for
+// every reading from far below 0 to far above 1000, at the threshold's and MinShare's extremes.
+func TestFactorMatchesBuiltins(t *testing.T) {
+	cpus := []int{math.MinInt, -1 << 40, math.MaxInt, 1 << 40}
+	for c := -3000; c <= 3000; c++ {
+		cpus = append(cpus, c)
+	}
+	for _, threshold := range []int{1, 500, 900, 999} {
+		for _, share := range []float64{math.SmallestNonzeroFloat64, 0.1, 0.5, 1} {
+			p := DefaultPolicy()
+			p.CPU, p.MinShare = threshold, share
+			for _, c := range cpus {
+				f := (1000 - float64(c)) / float64(1000-p.CPU)
+				if got, want := p.factor(c), min(max(f, p.MinShare), 1); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("CPU %d, MinShare %v: factor(%d) = %v, want %v", threshold, share, c, got, want)
+				}
+			}
 		}
 	}
 }

@@ -387,8 +387,10 @@ func (s *Shedder) refuses(now int64, cpu int) bool {
 	if s.refresh == 0 || now >= s.next.Load() {
 		s.fold(now, cpu)
 	}
-	avg := math.Float64frombits(s.avg.Load())
-	if !s.p.full(math.Float64frombits(s.capacity.Load()), cpu, avg, s.inFlight.load()) {
+	// Policy.full, written out so that the exact in-flight sum is taken only when the average
+	// is over the limit
+	limit := s.p.limit(math.Float64frombits(s.capacity.Load()), cpu)
+	if !(math.Float64frombits(s.avg.Load()) > limit) || !(float64(s.inFlight.load()) > limit) {
 		return false
 	}
 	if !s.dropped.Load() {
