@@ -71,6 +71,7 @@ type breakerHot struct {
 	scaled atomic.Uint64 // cached drop ratio after it
 	next   atomic.Int64  // when the cache is due a refresh
 	seen   clock.Coarse  // the latest clock reading a settle made
+	until  atomic.Int64  // while tripped: a reading below it is refused at once (see hold); else math.MinInt64
 }
 
 // breakerProbe is written while the breaker refuses: kept off the line every Allow reads.
@@ -220,13 +221,16 @@ func New(opts ...Option) (*Breaker, error) {
 	b.counts.Init(tally.Words)
 	b.seen.Store(now)
 	b.next.Store(now)
+	b.until.Store(math.MinInt64)
 	return b, nil
 }
 
 // Nop returns a breaker that never refuses and records nothing: the feature turned off behind
 // the same type. Its Now reads ward's monotonic clock.
 func Nop() *Breaker {
-	return &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy()}}
+	b := &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy()}}
+	b.until.Store(math.MinInt64)
+	return b
 }
 
 // Now returns the instant the breaker decides at, in nanoseconds of its clock: ward's monotonic
@@ -318,6 +322,7 @@ func (b *Breaker) refresh(now int64) {
 	b.raw.Store(math.Float64bits(raw))
 	b.scaled.Store(math.Float64bits(scaled))
 	b.next.Store(now + b.every)
+	b.until.Store(math.MinInt64) // the ratio may have changed: the next refusal decides in full
 	if b.events != nil && (raw > 0) != b.state {
 		b.state = raw > 0
 		b.events(Event{At: now, Refusing: b.state, Ratio: scaled})
@@ -335,6 +340,7 @@ func (b *Breaker) pullBack(now int64) bool {
 	}
 	b.seen.Store(now)
 	b.next.Store(now)
+	b.until.Store(math.MinInt64)
 	return true
 }
 
@@ -347,6 +353,25 @@ func (b *Breaker) history(now int64) history {
 // Allow asks to make one call. It returns a promise to settle once the call has finished, or
 // [ErrUnavailable], recorded as a Drop.
 func (b *Breaker) Allow() (Promise, error) {
+	if now := b.seen.Load(); now < b.until.Load() {
+		// Tripped, the reading before both the next probe and the next refresh: the full path
+		// below would refuse this call and change nothing but the refusal count (see hold).
+		rows := b.refused.Rows() // Refusals.Refuse, written out: no call on the refusal
+		row := rows.Row(stripe.PinRow(rows))
+		if row == nil { // GOMAXPROCS grew past the rows
+			stripe.Unpin()
+			if b.refused.Refuse(now) {
+				return b.again(now, 0, 1, false)
+			}
+			return Promise{}, ErrUnavailable
+		}
+		read := clock.Count(row, now)
+		stripe.Unpin()
+		if read {
+			return b.again(now, 0, 1, false)
+		}
+		return Promise{}, ErrUnavailable
+	}
 	if b.nop {
 		return Promise{}, nil
 	}
@@ -365,32 +390,79 @@ func (b *Breaker) Allow() (Promise, error) {
 	if b.admits(now, roll, scaled) {
 		return Promise{b: b}, nil
 	}
+	if !drawn && b.every != 0 {
+		b.hold(now)
+	}
 	if b.refused.Refuse(now) && b.every != 0 {
-		// A paced clock read (see the type's doc): if time has moved since the reading this
-		// refusal was decided on (or jumped far back), decide again at the fresh instant with the
-		// same draw, so the probe fires and the ratio decays even when nothing gets through.
-		// Time that moved less than the granularity changes nothing the coarse reading could not;
-		// deciding again would only write shared words every core fights over under a flood.
-		if fresh := b.Now(); fresh-now >= b.gran || b.pullBack(fresh) {
-			b.seen.Observe(fresh, b.gran)
-			if fresh >= b.next.Load() {
-				b.refresh(fresh)
-			}
-			scaled = math.Float64frombits(b.scaled.Load())
-			if !drawn { // refused while tripped without a draw: the ratio may have fallen since
-				roll, _ = b.draw(scaled)
-			}
-			if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll, scaled) {
-				b.refused.Undo()
-				return Promise{b: b}, nil
-			}
-			now = fresh
-		}
+		return b.again(now, roll, scaled, drawn)
 	}
 	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
 		b.win.Add(now, fDrop, 1)
 	}
 	return Promise{}, ErrUnavailable
+}
+
+// again ends a refusal decided at the reading now whose count asked for a clock read (see the
+// type's doc): if time has moved since that reading (or jumped far back), it decides again at the
+// fresh instant with the same draw, so the probe fires and the ratio decays even when nothing gets
+// through. Time that moved less than the granularity changes nothing the coarse reading could
+// not; deciding again would only write shared words every core fights over under a flood.
+func (b *Breaker) again(now int64, roll, scaled float64, drawn bool) (Promise, error) {
+	if fresh := b.Now(); fresh-now >= b.gran || b.pullBack(fresh) {
+		b.seen.Observe(fresh, b.gran)
+		if fresh >= b.next.Load() {
+			b.refresh(fresh)
+		}
+		scaled = math.Float64frombits(b.scaled.Load())
+		if !drawn { // refused while tripped without a draw: the ratio may have fallen since
+			roll, _ = b.draw(scaled)
+		}
+		if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll, scaled) {
+			b.refused.Undo()
+			return Promise{b: b}, nil
+		}
+		if !drawn && b.roll == nil && scaled >= 1 {
+			b.hold(fresh)
+		}
+		now = fresh
+	}
+	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
+		b.win.Add(now, fDrop, 1)
+	}
+	return Promise{}, ErrUnavailable
+}
+
+// hold is told of a refusal at the reading now while tripped, without a draw (the default source
+// draws nothing at ratio 1): until the next probe instant or the next refresh, whichever comes
+// first, every call would be refused the same way and change nothing but the refusal count, so
+// it stores that instant in until for Allow's short path. Whatever changes what a refusal decides
+// (a refresh, the last pass or its flag, a reading pulled back) resets until to math.MinInt64
+// after its own write; hold reads those words again after storing until, and resets it if any
+// moved meanwhile, so a concurrent change is never lost.
+func (b *Breaker) hold(now int64) {
+	next, last, raw, scaled := b.next.Load(), b.lastPass.Load(), b.raw.Load(), b.scaled.Load()
+	if !b.passed.Load() || math.Float64frombits(scaled) < 1 || math.Float64frombits(raw) <= 0 || last > now {
+		return
+	}
+	until := next
+	if p := int64(b.p.ProbeAfter); p > 0 && last <= math.MaxInt64-p-1 {
+		until = min(until, last+p+1) // the probe passes once now - last > ProbeAfter
+	}
+	if now >= until {
+		return
+	}
+	b.until.Store(until)
+	if b.next.Load() != next || b.lastPass.Load() != last || b.raw.Load() != raw || b.scaled.Load() != scaled {
+		b.until.Store(math.MinInt64)
+	}
+}
+
+// changed resets until after a write to the last pass or its flag (see hold), writing the shared
+// word only when it is set.
+func (b *Breaker) changed() {
+	if b.until.Load() != math.MinInt64 {
+		b.until.Store(math.MinInt64)
+	}
 }
 
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
@@ -400,9 +472,11 @@ func (b *Breaker) admits(now int64, roll, scaled float64) bool {
 	if b.p.ProbeAfter > 0 && passed {
 		last := b.lastPass.Load()
 		if last > now && b.lastPass.CompareAndSwap(last, now) { // the clock jumped back: pull it back too
+			b.changed()
 			last = now
 		}
 		if b.p.probe(now, last) && b.lastPass.CompareAndSwap(last, now) {
+			b.changed()
 			return true
 		}
 	}
@@ -410,11 +484,13 @@ func (b *Breaker) admits(now int64, roll, scaled float64) bool {
 		if scaled >= 1 && !passed { // tripped before any call passed: the probe counts from now
 			b.lastPass.Store(now)
 			b.passed.Store(true)
+			b.changed()
 		}
 		return false
 	}
 	b.lastPass.Store(now)
 	b.passed.Store(true)
+	b.changed()
 	return true
 }
 

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -174,5 +175,68 @@ func TestLayout(t *testing.T) {
 		if off%line != 0 {
 			t.Errorf("%s = %d, not a whole number of %d-byte lines", name, off, line)
 		}
+	}
+}
+
+// TestTrippedShortPath: a Breaker on the default source (which draws nothing while tripped, so
+// Allow takes its short path) and one with WithRand (which draws on every refusal, so it never
+// does) make the same decisions at the same instants, the probe passing at the same calls, and
+// count the same. The policy refuses only while tripped (a protection no window reaches), so the
+// draw never decides and the two must agree call for call. Calls come at uneven steps, now and then
+// backwards, and a probe sometimes succeeds, ending the trip until the failures trip it again.
+// One P, so both count their refusals in the same row and read the clock at the same calls.
+func TestTrippedShortPath(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: the clock reads are paced per P
+	const ms = int64(time.Millisecond)
+	p := DefaultPolicy()
+	p.Protection, p.Trip = 1e9, 3
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		now := int64(0)
+		short, err := New(WithPolicy(p), WithClock(func() int64 { return now }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, _ := New(WithPolicy(p), WithClock(func() int64 { return now }), WithRand(func() float64 { return 0.5 }))
+		probes, held := 0, 0
+		for i := 0; i < 20000; i++ {
+			if short.seen.Load() < short.until.Load() {
+				held++ // this call takes the short path
+			}
+			switch r := rng.IntN(100); {
+			case r < 2:
+				now -= rng.Int64N(5 * ms)
+			case r < 90:
+				now += rng.Int64N(ms / 4)
+			default:
+				now += rng.Int64N(200 * ms)
+			}
+			tripped := math.Float64frombits(full.scaled.Load()) >= 1
+			ps, errS := short.Allow()
+			pf, errF := full.Allow()
+			if (errS == nil) != (errF == nil) {
+				t.Fatalf("seed %d step %d at %d: short path allowed %v, full path %v", seed, i, now, errS == nil, errF == nil)
+			}
+			if errS != nil {
+				continue
+			}
+			if tripped {
+				probes++
+			}
+			if rng.IntN(10) == 0 {
+				ps.Pass()
+				pf.Pass()
+			} else {
+				ps.Fail()
+				pf.Fail()
+			}
+		}
+		if probes == 0 || held == 0 {
+			t.Fatalf("seed %d: %d probes passed while tripped, %d calls took the short path", seed, probes, held)
+		}
+		if cs, cf := short.Counts(), full.Counts(); cs != cf {
+			t.Fatalf("seed %d: counts %+v, want %+v", seed, cs, cf)
+		}
+		t.Logf("seed %d: %d probes, %d calls on the short path, %+v", seed, probes, held, short.Counts())
 	}
 }

@@ -1,6 +1,10 @@
 package clock
 
-import "github.com/wardgo/ward/internal/stripe"
+import (
+	"unsafe"
+
+	"github.com/wardgo/ward/internal/stripe"
+)
 
 // Refusals counts a concurrent type's refusals per P and paces the clock reads of a refusal path
 // that otherwise decides with a [Coarse] reading. A refusal made while traffic flows needs no
@@ -20,11 +24,13 @@ import "github.com/wardgo/ward/internal/stripe"
 // use.
 type Refusals struct{ t stripe.Table }
 
-// row words: refusals in all, refusals since the reading moved, the reading they were counted at.
+// row words: refusals in all, the reading they were last counted at, and the refusals in all
+// when that reading was first counted (so the refusals since it moved are rTotal - rBase, with
+// no word to write on every refusal but rTotal).
 const (
 	rTotal = iota
-	rSince
 	rMark
+	rBase
 	rWords
 )
 
@@ -34,22 +40,32 @@ func (r *Refusals) Init() { r.t.Init(rWords) }
 // Refuse counts a refusal decided at the Coarse reading seen, and reports whether the caller
 // should read the clock now, see whether time has moved, and decide again.
 func (r *Refusals) Refuse(seen int64) bool {
-	rows := r.t.Current() // Table.Pin, written out: no call on a refusal
+	rows := r.Rows() // Table.Pin, written out: no call on a refusal
 	row := rows.Row(stripe.PinRow(rows))
 	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
 		stripe.Unpin()
 		row = r.t.Pin()
 	}
+	read := Count(row, seen)
+	stripe.Unpin()
+	return read
+}
+
+// Rows returns the current per-P rows, for a hot path that writes Refuse out to save a call:
+// pin with stripe.PinRow, and where Row is nil unpin and call Refuse; else Count on the row,
+// then stripe.Unpin.
+func (r *Refusals) Rows() *stripe.Rows { return r.t.Current() }
+
+// Count is Refuse's work on a row of a Refusals that its caller has pinned.
+func Count(row unsafe.Pointer, seen int64) bool {
 	w := (*[rWords]int64)(row)
 	stripe.Add(&w[rTotal], 1)
-	k := int64(1)
-	if stripe.Load(&w[rMark]) == seen {
-		k = stripe.Load(&w[rSince]) + 1
-	} else {
+	n := stripe.Load(&w[rTotal])
+	if stripe.Load(&w[rMark]) != seen {
 		stripe.Store(&w[rMark], seen)
+		stripe.Store(&w[rBase], n-1)
 	}
-	stripe.Store(&w[rSince], k)
-	stripe.Unpin()
+	k := n - stripe.Load(&w[rBase]) // 1 for the first refusal counted at seen
 	return k&(k-1) == 0 || k&7 == 0
 }
 
