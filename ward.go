@@ -88,7 +88,7 @@ type Guard interface {
 	// Admit decides whether a call may go ahead now and returns its [Admission], to be settled
 	// once when the call ends; or a refusal matching [ErrRefused]; or, when ctx is already done,
 	// ctx's error, having spent nothing. It never blocks, except a type whose point is to wait
-	// (adaptive.Queue), which waits no longer than ctx allows.
+	// (adaptive.Queue), which waits at most as long as ctx allows.
 	Admit(ctx context.Context) (Admission, error)
 	// Do runs fn if the guard admits it, settles the outcome and returns fn's error unchanged, or
 	// a refusal matching ErrRefused without calling fn.

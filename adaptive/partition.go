@@ -167,7 +167,7 @@ func (pl *PartitionLease) Ignore() { pl.settle(wIgnored) }
 // settle settles the lease as o: the settle is counted in the partition's row in the pinned
 // section that gives the credit back, before the credit is given (so a call of the same partition
 // racing for that slot never counts this one as in flight), and a hungry partition whose calls in
-// flight fell to zero is no longer hungry.
+// flight fell to zero stops being hungry.
 func (pl *PartitionLease) settle(o uintptr) {
 	if p := pl.p; p != nil {
 		pl.p = nil

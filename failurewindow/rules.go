@@ -57,7 +57,7 @@ func (r *rules) wait(oldest, now int64) time.Duration {
 
 // pullBack reads a key whose newest stamp is more than a window later than now as a clock that
 // jumped back to now: every stamp later than now becomes now, so they stay ascending, stay in the
-// window for one more window of the clock in use, and no longer than that.
+// window for one more window of the clock in use, and not past that.
 func (r *rules) pullBack(e *entry, now int64) {
 	if e.n == 0 || !r.ahead(*e.newest(), now) {
 		return
@@ -72,7 +72,7 @@ func (r *rules) pullBack(e *entry, now int64) {
 	}
 }
 
-// expire pulls back e's stamps from a far future and drops those no longer in the window at now;
+// expire pulls back e's stamps from a far future and drops those outside the window at now;
 // it returns how many it dropped.
 func (r *rules) expire(e *entry, now int64) (dropped int) {
 	r.pullBack(e, now)

@@ -104,7 +104,7 @@
 //
 // # The clock on the idle path
 //
-// A clock read costs about 30 ns, as much as the rest of an idle Acquire and Release together.
+// A clock read costs as much as the rest of an idle Acquire and Release together.
 // With the default clock and Keep or Life set, the idle path reads ages against a coarse clock: a
 // reading refreshed by a timer every millisecond (or every 64th of the shorter age, if that is
 // less) while the pool is in use. The timer stops after a tick during which nobody read it, and the

@@ -23,7 +23,7 @@ func Clean(r float64) float64 {
 }
 
 // Float64 is the default source: math/rand/v2's global generator, which draws from the runtime's
-// per-thread ChaCha8 state without a lock (about 3 ns).
+// per-thread ChaCha8 state without a lock.
 func Float64() float64 { return rand.Float64() }
 
 // Func returns roll with its draws cleaned, or Float64 when roll is nil.
