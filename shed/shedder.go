@@ -91,8 +91,8 @@ type shedderCold struct {
 	own      func(error) bool // WithOwnError
 	fail     func(error) bool // WithFailure
 	sampler  *CPU             // the sampler New started, if it did
-	every    int64
-	beta     float64 // Policy.Beta to the power every: the average moves on timed settles only
+	untimed  int64            // WithSampleEvery's n − 1: an admission whose count on its P has these bits set is not timed
+	beta     float64          // Policy.Beta to the power WithSampleEvery's n: the average moves on timed settles only
 	refresh  int64
 	gran     int64
 	inFlight flight
@@ -229,7 +229,7 @@ func New(opts ...Option) (*Shedder, error) {
 		cpu:     c.cpu,
 		own:     c.own,
 		fail:    c.fail,
-		every:   int64(c.every),
+		untimed: int64(c.every - 1),
 		refresh: int64(c.refresh),
 		gran:    clock.Granularity(width),
 		beta:    math.Pow(c.policy.Beta, float64(c.every)),
@@ -331,7 +331,7 @@ func (s *Shedder) Allow() (Promise, error) {
 	stripe.Add(&w[tally.Admitted], 1)
 	tick := stripe.Load(&w[tally.Admitted])
 	stripe.Unpin()
-	if s.every > 1 && tick&(s.every-1) != 0 {
+	if tick&s.untimed != 0 {
 		return Promise{s: s}, nil
 	}
 	if s.refresh == 0 {
@@ -483,10 +483,22 @@ func (p *Promise) Pass() {
 func (s *Shedder) passTimed(start int64) {
 	now := s.clock()
 	d := max(now-start, 0)
-	s.inFlight.exitTimed(d)
-	s.move()
+	b := swin.Bucket{fPasses: 1, fRTSum: d, fRTCount: 1}
+	// out of flight, counted, timed and in the window: one pinned section
+	rows := s.inFlight.rows.Current()
+	pi := stripe.PinRow(rows)
+	if row := rows.Row(pi); row != nil && s.win.AddAllPinned(pi, now, &b) {
+		tally.AddRow(row, tally.Passed)
+		tally.AddRow(row, wSettled)
+		tally.ObserveRow(row, wLatency, d)
+		stripe.Unpin()
+	} else {
+		stripe.Unpin()
+		s.inFlight.exitTimed(d)
+		s.win.AddAll(now, b)
+	}
+	s.move() // after the exit: the average moves toward the count without this call
 	s.observe(now)
-	s.win.AddAll(now, swin.Bucket{fPasses: 1, fRTSum: d, fRTCount: 1})
 }
 
 // Fail settles a call that failed or overloaded: it leaves flight (a timed call moves the average

@@ -253,6 +253,32 @@ func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 	return true
 }
 
+// AddAllPinned adds v[k] to counter k of the bucket now falls in, for every counter, as AddAll
+// does, for a caller already pinned to P index p, on AddPinned's terms: false, having written
+// nothing, when the write needs more than the head bucket as it stands or the rows have no row p.
+// It reads the memo and leaves it as it is: a caller that writes fresh clock readings here and a
+// coarse reading through AddPinned keeps the coarse reading's memo.
+func (w *Window) AddAllPinned(p int, now int64, v *Bucket) bool {
+	r := w.cur.Load()
+	h := r.head.Load()
+	row := r.rows.Current().Row(p)
+	if row == nil {
+		return false
+	}
+	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+	if (stripe.Load(&m[0]) != now || stripe.Load(&m[1]) != h+1) && !w.inHead(r, h, now) {
+		return false
+	}
+	b := w.slot(row, h)
+	if stripe.Load(&b[0]) != h {
+		w.turn(b, h)
+	}
+	for k := 0; k < w.fields; k++ {
+		stripe.Add(&b[1+k&(MaxFields-1)], v[k&(MaxFields-1)]) // the masks only tell the compiler
+	}
+	return true
+}
+
 // memoWords is the words of a stripe row's memo: the instant of the P's last AddCount into the
 // head bucket and that head + 1.
 const memoWords = 2

@@ -117,3 +117,38 @@ func TestAddPinned(t *testing.T) {
 		t.Fatalf("AddPinned allocates %v", allocs)
 	}
 }
+
+// TestAddAllPinned: AddAllPinned writes every counter as AddAll does when the write goes into the
+// head bucket as it stands, writes nothing when it reports false, and leaves the memo as it was.
+func TestAddAllPinned(t *testing.T) {
+	const width = 100
+	w, a := New(4, width, 3, 0), New(4, width, 3, 0)
+	steps := []struct {
+		now  int64
+		want bool
+	}{{0, true}, {99, true}, {100, false}, {150, true}, {20, true}, {420, false}, {-1000, false}}
+	for n, s := range steps {
+		v := Bucket{1, int64(n) + 5, 1}
+		p := stripe.PinRow(w.cur.Load().rows.Current())
+		ok := w.AddAllPinned(p, s.now, &v)
+		stripe.Unpin()
+		if ok != s.want {
+			t.Fatalf("step %d: AddAllPinned(%d) = %v, want %v", n, s.now, ok, s.want)
+		}
+		if !ok {
+			if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+				t.Fatalf("step %d: AddAllPinned(%d) false: window sums %v, want %v unchanged", n, s.now, got, want)
+			}
+			w.AddAll(s.now, v)
+		}
+		a.AddAll(s.now, v)
+		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+			t.Fatalf("step %d: AddAllPinned(%d): window sums %v, AddAll's %v", n, s.now, got, want)
+		}
+		for row := range w.cur.Load().rows.All() {
+			if m := (*[memoWords]int64)(unsafe.Add(row, w.memo)); *m != [memoWords]int64{} {
+				t.Fatalf("step %d: AddAllPinned(%d) wrote the memo: %v", n, s.now, *m)
+			}
+		}
+	}
+}
