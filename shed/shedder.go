@@ -355,7 +355,16 @@ func (s *Shedder) warm(cpu int) bool {
 // refusal was decided on (or jumped far back), so that a cool-down ends and the capacity
 // refreshes even when every call is refused; a refusal taken back is not counted.
 func (s *Shedder) refusal(now int64, cpu int) bool {
-	if !s.refused.Refuse(now) || s.refresh == 0 {
+	rows := s.refused.Rows() // Refuse, written out: no call but the pin's and Count's
+	var read bool
+	if row := rows.Row(stripe.PinRow(rows)); row != nil {
+		read = clock.Count(row, now)
+		stripe.Unpin()
+	} else { // GOMAXPROCS grew past the rows: Refuse grows them
+		stripe.Unpin()
+		read = s.refused.Refuse(now)
+	}
+	if !read || s.refresh == 0 {
 		return true
 	}
 	fresh := s.clock()
