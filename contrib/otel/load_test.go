@@ -15,10 +15,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/internal/testkit/calls"
 	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
 	"github.com/wardgo/ward/shed"
@@ -26,80 +26,7 @@ import (
 )
 
 // tallies are the calls a test made of one guard, counted by the test itself.
-type tallies struct{ admitted, refused, pass, fail, ignore atomic.Int64 }
-
-// call admits through g, holds the admission through nested calls more, and settles it by i.
-func (c *tallies) call(ctx context.Context, g ward.Guard, i, nested int) {
-	h, err := g.Admit(ctx)
-	if err != nil {
-		if !errors.Is(err, ward.ErrRefused) {
-			panic(err)
-		}
-		c.refused.Add(1)
-		return
-	}
-	c.admitted.Add(1)
-	if nested > 0 {
-		c.call(ctx, g, i, nested-1)
-	}
-	switch i % 3 {
-	case 0:
-		h.Pass()
-		c.pass.Add(1)
-	case 1:
-		h.Fail()
-		c.fail.Add(1)
-	default:
-		h.Ignore()
-		c.ignore.Add(1)
-	}
-}
-
-// gate admits through a guard that settles nothing (a rate limit): admitted or refused.
-func (c *tallies) gate(ctx context.Context, g ward.Guard) {
-	switch _, err := g.Admit(ctx); {
-	case err == nil:
-		c.admitted.Add(1)
-	case errors.Is(err, ward.ErrRefused):
-		c.refused.Add(1)
-	default:
-		panic(err)
-	}
-}
-
-var errWrong, errOwn = errors.New("wrong password"), errors.New("no such user")
-
-// login runs a request for key through w.Do, ending by i: a success, a failure, or the caller's
-// own error (settled as an ignore).
-func (c *tallies) login(ctx context.Context, w *failurewindow.Window, key string, i int) {
-	err := w.Do(ctx, key, func(context.Context) error { return []error{nil, errWrong, errOwn}[i%3] })
-	if errors.Is(err, ward.ErrRefused) {
-		c.refused.Add(1)
-		return
-	}
-	c.admitted.Add(1)
-	[]*atomic.Int64{&c.pass, &c.fail, &c.ignore}[i%3].Add(1)
-}
-
-// borrow takes a loan of p and ends it by i: a Release (pass), or every fourth a Destroy (fail).
-func (c *tallies) borrow(ctx context.Context, p *pool.Pool[int], i int) {
-	l, err := p.Acquire(ctx)
-	switch {
-	case errors.Is(err, ward.ErrRefused):
-		c.refused.Add(1)
-		return
-	case err != nil:
-		panic(err)
-	}
-	c.admitted.Add(1)
-	if i%4 == 0 {
-		l.Destroy()
-		c.fail.Add(1)
-		return
-	}
-	l.Release()
-	c.pass.Add(1)
-}
+type tallies = calls.Tallies
 
 // collect returns every data point the reader collects as "name{kind,name,reason|outcome}".
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]float64 {
@@ -135,11 +62,11 @@ func check(t *testing.T, got map[string]float64, kind, name, reason string, c *t
 	t.Helper()
 	l := "{" + kind + "," + name
 	for k, want := range map[string]int64{
-		"ward.admitted" + l + "}":               c.admitted.Load(),
-		"ward.refused" + l + "," + reason + "}": c.refused.Load(),
-		"ward.settled" + l + ",pass}":           c.pass.Load(),
-		"ward.settled" + l + ",fail}":           c.fail.Load(),
-		"ward.settled" + l + ",ignore}":         c.ignore.Load(),
+		"ward.admitted" + l + "}":               c.Admitted.Load(),
+		"ward.refused" + l + "," + reason + "}": c.Refused.Load(),
+		"ward.settled" + l + ",pass}":           c.Pass.Load(),
+		"ward.settled" + l + ",fail}":           c.Fail.Load(),
+		"ward.settled" + l + ",ignore}":         c.Ignore.Load(),
 	} {
 		if v, ok := got[k]; !ok || v != float64(want) {
 			t.Errorf("%s = %v (present %v), want %d", k, v, ok, want)
@@ -169,7 +96,7 @@ func TestUnderLoad(t *testing.T) {
 	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
 	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
 	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
-		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, errOwn) }))
+		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, calls.ErrOwn) }))
 	// a shedder on a CPU always hot, every call timed: it refuses when the calls held at once
 	// outgrow what its window shows
 	shd, _ := shed.New(shed.WithClock(clk), shed.WithCPU(func() int { return 1000 }), shed.WithSampleEvery(1))
@@ -215,20 +142,20 @@ func TestUnderLoad(t *testing.T) {
 				if i%7 == 0 {
 					nested = 3 // a fourth call held at once: past the limit of 3
 				}
-				cl.call(ctx, lim, i+w, nested)
+				cl.Call(ctx, lim, i+w, nested)
 				part := "live"
 				if w%2 == 1 {
 					part = "batch"
 				}
-				cparts[part].call(ctx, ps.Partition(part), i, nested)
-				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
-				cq.call(ctx, q, i, nested)
-				cs.call(ctx, shd, i, nested)
-				cbucket.gate(ctx, bucket)
-				csliding.gate(ctx, sliding)
-				cperiod.gate(ctx, period)
-				cfw.login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
-				cpool.borrow(ctx, pl, i)
+				cparts[part].Call(ctx, ps.Partition(part), i, nested)
+				cb.Call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
+				cq.Call(ctx, q, i, nested)
+				cs.Call(ctx, shd, i, nested)
+				cbucket.Gate(ctx, bucket)
+				csliding.Gate(ctx, sliding)
+				cperiod.Gate(ctx, period)
+				cfw.Login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
+				cpool.Borrow(ctx, pl, i)
 			}
 		}()
 	}
@@ -265,11 +192,11 @@ func TestUnderLoad(t *testing.T) {
 	if v, ok := got["ward.in_flight{pool,conns}"]; !ok || v != 0 {
 		t.Errorf("pool in flight %v (present %v) after every loan ended, want 0", v, ok)
 	}
-	if h, want := got["ward.call.duration{adaptive,api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
+	if h, want := got["ward.call.duration{adaptive,api}count"], float64(cl.Pass.Load()+cl.Fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
 	}
 	// every pass of the shedder is timed (WithSampleEvery(1)); it times no failure
-	if h, want := got["ward.call.duration{shed,front}count"], float64(cs.pass.Load()); h != want {
+	if h, want := got["ward.call.duration{shed,front}count"], float64(cs.Pass.Load()); h != want {
 		t.Errorf("shedder histogram count %v, want %v", h, want)
 	}
 	u, _ := url.Parse(host.URL)
@@ -280,8 +207,8 @@ func TestUnderLoad(t *testing.T) {
 		t.Errorf("%s = %v, want %v", k, got[k], wardhttp.DefaultRetryTokens)
 	}
 	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool, &cs} {
-		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
-			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
+		if c.Admitted.Load() == 0 || c.Refused.Load() == 0 {
+			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.Admitted.Load(), c.Refused.Load())
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/failurewindow"
+	"github.com/wardgo/ward/internal/testkit/calls"
 	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
 	"github.com/wardgo/ward/shed"
@@ -31,85 +32,7 @@ import (
 )
 
 // tallies are the calls a test made of one guard, counted by the test itself.
-type tallies struct{ admitted, refused, abandoned, pass, fail, ignore atomic.Int64 }
-
-// call admits through g and settles the admission by i: pass, fail or ignore in turn. With
-// nested above 0 it holds the admission while it makes nested calls more.
-func (c *tallies) call(ctx context.Context, g ward.Guard, i, nested int) {
-	h, err := g.Admit(ctx)
-	switch {
-	case err == nil:
-		c.admitted.Add(1)
-	case errors.Is(err, ward.ErrRefused):
-		c.refused.Add(1)
-		return
-	case ctx.Err() != nil:
-		c.abandoned.Add(1)
-		return
-	default:
-		panic(err)
-	}
-	if nested > 0 {
-		c.call(ctx, g, i, nested-1)
-	}
-	switch i % 3 {
-	case 0:
-		h.Pass()
-		c.pass.Add(1)
-	case 1:
-		h.Fail()
-		c.fail.Add(1)
-	default:
-		h.Ignore()
-		c.ignore.Add(1)
-	}
-}
-
-// gate admits through a guard that settles nothing (a rate limit): admitted or refused.
-func (c *tallies) gate(ctx context.Context, g ward.Guard) {
-	switch _, err := g.Admit(ctx); {
-	case err == nil:
-		c.admitted.Add(1)
-	case errors.Is(err, ward.ErrRefused):
-		c.refused.Add(1)
-	default:
-		panic(err)
-	}
-}
-
-var errWrong, errOwn = errors.New("wrong password"), errors.New("no such user")
-
-// login runs a request for key through w.Do, ending by i: a success, a failure, or the caller's
-// own error (settled as an ignore).
-func (c *tallies) login(ctx context.Context, w *failurewindow.Window, key string, i int) {
-	err := w.Do(ctx, key, func(context.Context) error { return []error{nil, errWrong, errOwn}[i%3] })
-	if errors.Is(err, ward.ErrRefused) {
-		c.refused.Add(1)
-		return
-	}
-	c.admitted.Add(1)
-	[]*atomic.Int64{&c.pass, &c.fail, &c.ignore}[i%3].Add(1)
-}
-
-// borrow takes a loan of p and ends it by i: a Release (pass), or every fourth a Destroy (fail).
-func (c *tallies) borrow(ctx context.Context, p *pool.Pool[int], i int) {
-	l, err := p.Acquire(ctx)
-	switch {
-	case errors.Is(err, ward.ErrRefused):
-		c.refused.Add(1)
-		return
-	case err != nil:
-		panic(err)
-	}
-	c.admitted.Add(1)
-	if i%4 == 0 {
-		l.Destroy()
-		c.fail.Add(1)
-		return
-	}
-	l.Release()
-	c.pass.Add(1)
-}
+type tallies = calls.Tallies
 
 // scrape reads the collector through promhttp, as Prometheus does, and returns every sample as
 // "name{label=value,…}" → value.
@@ -154,12 +77,12 @@ func check(t *testing.T, got map[string]float64, kind, name, reason string, c *t
 	t.Helper()
 	l := "kind=" + kind + ",name=" + name
 	for k, want := range map[string]int64{
-		"svc_ward_admitted_total{" + l + "}":                      c.admitted.Load(),
-		"svc_ward_refused_total{" + l + ",reason=" + reason + "}": c.refused.Load(),
-		"svc_ward_abandoned_total{" + l + "}":                     c.abandoned.Load(),
-		"svc_ward_settled_total{" + l + ",outcome=pass}":          c.pass.Load(),
-		"svc_ward_settled_total{" + l + ",outcome=fail}":          c.fail.Load(),
-		"svc_ward_settled_total{" + l + ",outcome=ignore}":        c.ignore.Load(),
+		"svc_ward_admitted_total{" + l + "}":                      c.Admitted.Load(),
+		"svc_ward_refused_total{" + l + ",reason=" + reason + "}": c.Refused.Load(),
+		"svc_ward_abandoned_total{" + l + "}":                     c.Abandoned.Load(),
+		"svc_ward_settled_total{" + l + ",outcome=pass}":          c.Pass.Load(),
+		"svc_ward_settled_total{" + l + ",outcome=fail}":          c.Fail.Load(),
+		"svc_ward_settled_total{" + l + ",outcome=ignore}":        c.Ignore.Load(),
 	} {
 		if v, ok := got[k]; !ok || v != float64(want) {
 			t.Errorf("%s = %v (present %v), want %d", k, v, ok, want)
@@ -206,7 +129,7 @@ func TestUnderLoad(t *testing.T) {
 	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
 	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
 	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
-		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, errOwn) }))
+		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, calls.ErrOwn) }))
 	makes, _ := rate.NewBucket(1, 2, 0) // the pool's ward: a make a second of its clock, 2 at once
 	part, _ := pool.FromBucket(makes)
 	var ids atomic.Int64 // every resource opened is a new one
@@ -232,7 +155,7 @@ func TestUnderLoad(t *testing.T) {
 
 	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool, cs tallies
 	cparts := map[string]*tallies{"live": {}, "batch": {}}
-	var retries struct{ allowed, refused, pass, fail atomic.Int64 }
+	var retries struct{ allowed, Refused, Pass, Fail atomic.Int64 }
 	const workers, each = 8, 600
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -247,31 +170,31 @@ func TestUnderLoad(t *testing.T) {
 				if i%7 == 0 {
 					nested = 3 // a fourth call held at once: past the limit of 3
 				}
-				cl.call(ctx, lim, i+w, nested)
+				cl.Call(ctx, lim, i+w, nested)
 				part := "live"
 				if w%2 == 1 {
 					part = "batch"
 				}
-				cparts[part].call(ctx, ps.Partition(part), i, nested)
-				cb.call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
-				cq.call(ctx, q, i, nested)
-				cs.call(ctx, shd, i, nested)
-				cbucket.gate(ctx, bucket)
-				csliding.gate(ctx, sliding)
-				cperiod.gate(ctx, period)
-				cfw.login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
-				cpool.borrow(ctx, pl, i)
+				cparts[part].Call(ctx, ps.Partition(part), i, nested)
+				cb.Call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
+				cq.Call(ctx, q, i, nested)
+				cs.Call(ctx, shd, i, nested)
+				cbucket.Gate(ctx, bucket)
+				csliding.Gate(ctx, sliding)
+				cperiod.Gate(ctx, period)
+				cfw.Login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
+				cpool.Borrow(ctx, pl, i)
 				if budget.Allow() {
 					retries.allowed.Add(1)
 				} else {
-					retries.refused.Add(1)
+					retries.Refused.Add(1)
 				}
 				if i%4 == 0 {
 					budget.Fail()
-					retries.fail.Add(1)
+					retries.Fail.Add(1)
 				} else {
 					budget.Pass()
-					retries.pass.Add(1)
+					retries.Pass.Add(1)
 				}
 			}
 		}()
@@ -297,7 +220,7 @@ func TestUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		held = append(held, h)
-		cq2.admitted.Add(1)
+		cq2.Admitted.Add(1)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gave := make(chan error)
@@ -312,10 +235,10 @@ func TestUnderLoad(t *testing.T) {
 	if err := <-gave; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a waiter whose ctx ended: %v", err)
 	}
-	cq2.abandoned.Add(1)
+	cq2.Abandoned.Add(1)
 	for i := range held {
 		held[i].Pass()
-		cq2.pass.Add(1)
+		cq2.Pass.Add(1)
 	}
 	got := scrape(t, srv)
 	for i, s := range scrapes {
@@ -336,10 +259,10 @@ func TestUnderLoad(t *testing.T) {
 	check(t, got, "queue", "line", "queue", &cq)
 	check(t, got, "queue", "line2", "queue", &cq2)
 	var cr tallies
-	cr.admitted.Store(retries.allowed.Load())
-	cr.refused.Store(retries.refused.Load())
-	cr.pass.Store(retries.pass.Load())
-	cr.fail.Store(retries.fail.Load())
+	cr.Admitted.Store(retries.allowed.Load())
+	cr.Refused.Store(retries.Refused.Load())
+	cr.Pass.Store(retries.Pass.Load())
+	cr.Fail.Store(retries.Fail.Load())
 	check(t, got, "retry_budget", "retries", "retry", &cr)
 	check(t, got, "rate", "bucket", "rate", &cbucket)
 	check(t, got, "rate", "sliding", "rate", &csliding)
@@ -352,19 +275,19 @@ func TestUnderLoad(t *testing.T) {
 	}
 	// every timed call of the limiter is in its histogram (WithSampleEvery(1): every passed or
 	// failed call), and the limiter's own calls are all settled
-	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(cl.pass.Load()+cl.fail.Load()); h != want {
+	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(cl.Pass.Load()+cl.Fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
 	}
 	// every pass of the shedder is timed (WithSampleEvery(1)); it times no failure
-	if h, want := got["svc_ward_call_duration_seconds{kind=shed,name=front}count"], float64(cs.pass.Load()); h != want {
+	if h, want := got["svc_ward_call_duration_seconds{kind=shed,name=front}count"], float64(cs.Pass.Load()); h != want {
 		t.Errorf("shedder histogram count %v, want %v", h, want)
 	}
 	if v := got["svc_ward_in_flight{kind=adaptive,name=api}"]; v != 0 {
 		t.Errorf("in flight %v after every call settled", v)
 	}
 	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool, &cs} {
-		if c.admitted.Load() == 0 || c.refused.Load() == 0 {
-			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.admitted.Load(), c.refused.Load())
+		if c.Admitted.Load() == 0 || c.Refused.Load() == 0 {
+			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.Admitted.Load(), c.Refused.Load())
 		}
 	}
 }
