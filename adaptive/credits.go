@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/internal/stripe"
 	"github.com/wardgo/ward/internal/tally"
 )
@@ -231,4 +232,30 @@ func (l *Limiter) inFlightNow() int64 {
 		n -= atomic.LoadInt64((*int64)(row))
 	}
 	return max(n, 0)
+}
+
+// totals are the sums over every P's row that a window is the growth of: the timed calls'
+// response times (the histogram's sum), how many calls were timed (its count) and the failures.
+// Each only grows (the response times modulo 2^64, which the differences survive).
+type totals struct{ rtt, timed, failed int64 }
+
+// window returns the samples of the open window, the growth of the rows' totals since the last
+// window closed (the in-flight maximum left out: it is the peak word), and the totals it read.
+// A call settling meanwhile may be counted in this window or the next, never in both.
+func (l *Limiter) window() (atomicwindow.Bucket, totals) {
+	var t totals
+	for row := range l.pools.All() {
+		r := (*[rowWords]int64)(row)
+		t.rtt += stripe.Load(&r[wLatency])
+		for i := wLatency + 1; i < rowWords; i++ {
+			t.timed += stripe.Load(&r[i])
+		}
+		t.failed += stripe.Load(&r[wFailed])
+	}
+	var w atomicwindow.Bucket
+	w[fRTT], w[fTimed] = t.rtt-l.closed.rtt, t.timed-l.closed.timed
+	if t.failed != l.closed.failed {
+		w[fDropped] = 1
+	}
+	return w, t
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/wardgo/ward/atomicwindow"
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
@@ -26,8 +25,9 @@ var ErrLimitExceeded = contract.Refusal("adaptive: limit exceeded")
 //
 // A Limiter is safe for concurrent use and must not be copied after first use. The zero value is
 // not usable: build one with [New] (or [Default]); Acquire on a zero Limiter panics. A concurrent
-// reader may observe a sample being lost while a window is folded (never counted twice, never
-// invented); Limit, InFlight and Snapshot are atomic loads and may be one window stale.
+// reader may observe a call settling while a window is folded counted in that window or the next
+// (never in both, never invented); Limit, InFlight and Snapshot are atomic loads and may be one
+// window stale.
 //
 // # How it works
 //
@@ -41,13 +41,16 @@ var ErrLimitExceeded = contract.Refusal("adaptive: limit exceeded")
 // parked on a P since a scan found every pool empty; only then does it scan the other Ps' pools.
 // It counts itself in its P's row.
 //
-// Samples go into per-P stripes without atomic read-modify-write ([atomicwindow.Batch]). A window
-// closes once at least its Duration (1 s) has passed and it holds at least MinSamples timed calls
-// (10); a window that has run its time with fewer is extended (its end moves a Duration past the
-// call that found it short) and keeps its samples. The call that settles after a window closes
-// folds it (one goroutine wins a compare-and-set; the others never wait) and feeds the rule one
-// [Sample]: the window's average response time, its largest in-flight count and whether any call
-// failed. A limit lowered below the calls already running interrupts nothing: it takes the
+// A timed call's response time goes into its P's row, in the histogram [Limiter.Latency] reads,
+// in the pinned section that gives its credit back: no atomic read-modify-write, no second line.
+// The rows' totals (response times, timed calls, failures) only grow; a window is their growth
+// since the last window closed, and its in-flight maximum is one word that a settle carrying a
+// larger reading raises by compare-and-set. A window closes once at least its Duration (1 s) has
+// passed and it holds at least MinSamples timed calls (10); a window that has run its time with
+// fewer is extended (its end moves a Duration past the call that found it short) and keeps its
+// samples. The call that settles after a window closes folds it (one goroutine wins a
+// compare-and-set; the others never wait) and feeds the rule one [Sample]: the window's average
+// response time, its largest in-flight count and whether any call failed. A limit lowered below the calls already running interrupts nothing: it takes the
 // difference out of the central pool (which goes into debt) and sweeps every P's pool into it, so
 // new calls are refused until enough have finished.
 //
@@ -83,20 +86,21 @@ type Limiter struct {
 type limiterShared struct {
 	limit   atomic.Int64 // credits in all: central + pools + in flight
 	end     atomic.Int64 // when the open window may close, read by every timed settle
+	peak    atomic.Int64 // the most calls in flight a settled call of the open window saw
 	closing atomic.Int32 // 1 while a goroutine folds a window
 }
 
 // limiterCold is set by New, or written once per window.
 type limiterCold struct {
-	clock   func() int64
-	w       Window
-	every   int64 // time one call in every; a power of two
-	own     func(error) bool
-	fail    func(error) bool
-	samples *atomicwindow.Batch
-	pools   stripe.Table // per P: the credits parked there, its refusals, its admissions (wPool…)
-	rule    Rule         // touched only by the goroutine holding closing
-	events  func(Event)  // WithEvents (events.go)
+	clock  func() int64
+	w      Window
+	every  int64 // time one call in every; a power of two
+	own    func(error) bool
+	fail   func(error) bool
+	pools  stripe.Table // per P: the credits parked there, its counts, its timed calls' histogram (wPool…)
+	rule   Rule         // touched only by the goroutine holding closing
+	closed totals       // the rows' totals when the last window closed; touched only by the goroutine holding closing
+	events func(Event)  // WithEvents (events.go)
 
 	windows atomic.Int64
 	lastRTT atomic.Int64
@@ -189,7 +193,6 @@ func New(rule Rule, opts ...Option) (*Limiter, error) {
 	l := &Limiter{}
 	l.clock, l.w, l.every, l.own, l.fail, l.rule = c.clock, c.w, int64(c.every), c.own, c.fail, rule
 	l.events = c.events
-	l.samples, _ = atomicwindow.NewBatch(atomicwindow.Sum, atomicwindow.Sum, atomicwindow.Max, atomicwindow.Max) // a valid shape
 	l.pools.Init(rowWords)
 	l.setLimit(limitOfRule(rule))
 	l.end.Store(l.w.endOf(l.clock()))
@@ -292,7 +295,7 @@ func (l *Limiter) release(o uintptr, x *stripe.Table, ls *Lease) {
 	rtt := int64(-1)
 	var now int64
 	if timed || o == wFailed {
-		now, rtt = l.before(o, start, timed)
+		now, rtt = l.before(start, inFlight, timed)
 	}
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
 	r := l.pools.Current()
@@ -308,35 +311,35 @@ func (l *Limiter) release(o uintptr, x *stripe.Table, ls *Lease) {
 		tally.AddRow(xrow, o-wCounts)
 	}
 	if rtt >= 0 {
-		tally.ObserveRow(row, wLatency, rtt)
+		tally.ObserveRow(row, wLatency, rtt) // the sample: its window reads the histogram's totals
 	}
 	stripe.Unpin()
 	if n == 1 || n > 2*l.batch.Load() || l.central.Load() < 0 || atomic.LoadPointer(&l.queues) != nil {
 		l.gave(w, n)
 	}
-	if timed {
-		l.after(start, now, inFlight, o == wFailed)
+	if timed && l.w.due(now, l.end.Load()) {
+		l.close(now)
 	}
 }
 
 // before is the part of a timed settle, or a failed one, that comes before its credit is given
-// back: a timed call reads the clock (before the credit goes back, since it may be handed to a
-// waiter: the hand-off is not timed) and returns the reading and the response time; an untimed
-// failure records its sample, with the calls in flight counting it, and returns rtt -1.
-func (l *Limiter) before(o uintptr, start int64, timed bool) (now, rtt int64) {
+// back: it raises the window's in-flight maximum to the call's reading (an untimed failure takes
+// the reading now, counting itself); a timed call reads the clock (before the credit goes back,
+// since it may be handed to a waiter: the hand-off is not timed) and returns the reading and the
+// response time; an untimed failure returns rtt -1.
+func (l *Limiter) before(start, inFlight int64, timed bool) (now, rtt int64) {
 	if !timed {
-		l.samples.Add(entry(0, 0, l.inFlightNow(), false, o == wFailed))
+		l.saw(l.inFlightNow())
 		return 0, -1
 	}
+	l.saw(inFlight)
 	now = l.clock()
 	return now, max(now-start, 0)
 }
 
-// after records a timed call's sample and closes the window when it is due.
-func (l *Limiter) after(start, now, inFlight int64, failed bool) {
-	l.samples.Add(entry(start, now, inFlight, true, failed))
-	if l.w.due(now, l.end.Load()) {
-		l.close(now)
+// saw raises the open window's in-flight maximum to n.
+func (l *Limiter) saw(n int64) {
+	for p := l.peak.Load(); n > p && !l.peak.CompareAndSwap(p, n); p = l.peak.Load() {
 	}
 }
 
@@ -350,13 +353,12 @@ func (l *Limiter) close(now int64) {
 		return
 	}
 	l.end.Store(l.w.endOf(now))
-	if l.samples.Peek()[fTimed] < int64(l.w.MinSamples) {
+	w, totals := l.window()
+	if w[fTimed] < int64(l.w.MinSamples) {
 		return // too few: extended, keeping the samples
 	}
-	w := l.samples.Fold()
-	if w[fTimed] == 0 { // lost to concurrent writers between Peek and Fold
-		return
-	}
+	l.closed = totals
+	w[fInFlight] = l.peak.Swap(0)
 	limit, rtt := learn(l.rule, w)
 	l.tell(now, limit, rtt) // events.go: sets the limit, tells WithEvents' function if it moved
 	l.lastRTT.Store(rtt)

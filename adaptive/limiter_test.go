@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/wardgo/ward/internal/contract"
 )
@@ -140,6 +142,37 @@ func TestWindowing(t *testing.T) {
 	}
 	if s := l.Snapshot(); s.Windows != 1 || s.Latency != want.RTT {
 		t.Fatalf("Snapshot = %+v", s)
+	}
+	// The next window holds only its own calls: no drop, its own average and in-flight maximum.
+	held, _ := l.Acquire()
+	for i := 0; i < 10; i++ {
+		call(90*ms, false) // 10 samples, 2 in flight each: 3200 ms
+	}
+	held.Pass()         // held 900 ms
+	call(100*ms, false) // 3300 ms: due, 12 samples
+	want = Sample{RTT: (10*90 + 900 + 100) * ms / 12, InFlight: 2}
+	if len(rec.got) != 2 || rec.got[1] != want {
+		t.Fatalf("windows = %v, want a second %v", rec.got, want)
+	}
+}
+
+// TestWindowTotalsWrap: a window is the growth of totals that only grow; the response times'
+// total wraps past the largest int64 after long enough, and the window's sum survives it.
+func TestWindowTotalsWrap(t *testing.T) {
+	clk := &manual{}
+	rec := &recorder{limit: 10}
+	l, _ := New(rec, WithClock(clk.read), WithSampleEvery(1), WithWindow(Window{Duration: time.Second, MinSamples: 4}))
+	for row := range l.pools.All() {
+		*(*int64)(unsafe.Add(row, wLatency*8)) = math.MaxInt64 - 5
+		l.closed.rtt += math.MaxInt64 - 5 // wraps with as many rows as there are
+	}
+	for i := 0; i < 4; i++ {
+		lease, _ := l.Acquire()
+		clk.advance(300 * ms)
+		lease.Pass()
+	}
+	if want := (Sample{RTT: 300 * ms, InFlight: 1}); len(rec.got) != 1 || rec.got[0] != want {
+		t.Fatalf("windows = %v, want [%v]", rec.got, want)
 	}
 }
 
@@ -388,8 +421,8 @@ func TestDoubleSettle(t *testing.T) {
 			if l.InFlight() != 1 {
 				t.Errorf("%s then %s: InFlight = %d, want 1 (the other lease)", first, second, l.InFlight())
 			}
-			if n := l.samples.Peek()[fTimed]; (first == "Ignore" && n != 0) || (first != "Ignore" && n != 1) {
-				t.Errorf("%s then %s: %d timed samples", first, second, n)
+			if w, _ := l.window(); (first == "Ignore" && w[fTimed] != 0) || (first != "Ignore" && w[fTimed] != 1) {
+				t.Errorf("%s then %s: %d timed samples", first, second, w[fTimed])
 			}
 			held.Ignore()
 		}
