@@ -75,7 +75,10 @@
 //     limit, its oldest and newest stamp) in atomic words under a sequence number; a reader that
 //     catches a write under way, or a key whose stamps need a pull-back, judges under the shard's
 //     lock instead. Admit of a known key hashes it once and writes no shared word, so readers on
-//     different cores never pass a cache line back and forth.
+//     different cores never pass a cache line back and forth; Admit of an unknown key does not
+//     read the clock. A key is hashed 16 bytes at a time under three 64-bit keys drawn at New
+//     (each pair of words multiplied into 128 bits and folded, as wyhash does), so that where a
+//     key lands can be neither foreseen nor aimed at from outside; keys are compared in full.
 //   - The index is ward's own rather than xsync's MapOf: a general map costs several times the
 //     index's bytes per key, and gives only the lookup (its Range is no uniform random probe, so
 //     the dense array and the shard lock would stay, and the entry's stamps would still need

@@ -1,8 +1,11 @@
 package failurewindow
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
 	"strings"
 	"time"
 	"unsafe"
@@ -184,22 +187,64 @@ func pick(roll float64, n int64) int64 {
 }
 
 // keying is how a table stores keys: as they are, or, when longer than MaxKeyLen, as a 128-bit
-// digest under two seeds drawn when the table is built.
+// digest under two seeds drawn when the table is built; and how it hashes what it stores.
 type keying struct {
 	seed  maphash.Seed
 	seed2 maphash.Seed
+	k     [3]uint64 // the short keys' hash keys, drawn when the table is built
 }
 
-func newKeying() keying { return keying{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()} }
+func newKeying() keying {
+	return keying{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(),
+		k: [3]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64()}}
+}
 
 // storedForm returns key as the table stores it and its hash: the key itself, or, when it is longer
 // than MaxKeyLen, its 128-bit digest, written into buf.
 func (k *keying) storedForm(key string, buf *[16]byte) (string, uint64) {
 	if len(key) <= MaxKeyLen {
-		return key, maphash.String(k.seed, key)
+		return key, k.hash(key)
 	}
 	return k.digest(key, buf)
 }
+
+// hash returns the hash of a key of at most MaxKeyLen bytes: 16 bytes at a time, each pair of
+// words multiplied into 128 bits and folded (the wyhash construction), under the three keys drawn
+// when the table was built, so that no input zeroes a product, and no collision can be aimed at,
+// without them. A key is compared in full wherever its hash matches: the hash only places it.
+func (k *keying) hash(key string) uint64 {
+	n := len(key)
+	b := unsafe.Slice(unsafe.StringData(key), n)
+	var lo, hi uint64
+	acc := k.k[0]
+	switch {
+	case n > 16:
+		for ; len(b) > 16; b = b[16:] {
+			acc = fold(le64(b)^k.k[1], le64(b[8:])^acc)
+		}
+		b = unsafe.Slice(unsafe.StringData(key), n)
+		lo, hi = le64(b[n-16:]), le64(b[n-8:])
+	case n >= 8:
+		lo, hi = le64(b), le64(b[n-8:])
+	case n >= 4:
+		lo, hi = le32(b), le32(b[n-4:])
+	case n > 0:
+		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return fold(k.k[2]^uint64(n), fold(lo^k.k[1], hi^acc))
+}
+
+// fold multiplies a and b into 128 bits and returns the two halves xored.
+func fold(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// le64 returns the first 8 bytes of b as a little-endian word.
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// le32 returns the first 4 bytes of b as a little-endian word.
+func le32(b []byte) uint64 { return uint64(binary.LittleEndian.Uint32(b)) }
 
 // digest returns key's 128-bit digest, written into buf, and its first half as its hash.
 func (k *keying) digest(key string, buf *[16]byte) (string, uint64) {

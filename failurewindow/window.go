@@ -142,7 +142,7 @@ const (
 // Admit reads (hash, the published words, the key) is one line. The ring is a pointer to its
 // first stamp; its size is kept in the word just before (newRing).
 type entry struct {
-	hash uint64        // maphash of key under the Window's seed; set before the entry is published
+	hash uint64        // key's hash under the Window's keys (keying); set before the entry is published
 	seq  atomic.Uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes
 	head atomic.Int64  // the ring's oldest stamp, as of the last publish
 	tail atomic.Int64  // the ring's newest stamp, as of the last publish
@@ -242,14 +242,49 @@ func (e *entry) newest() *int64 {
 // Admit reports whether key may go ahead now, judged by the failures already counted; if not,
 // retryAfter is how long until the window holds limit − 1 of its failures, so the next request
 // would pass: more than zero and at most the window. It allocates nothing and writes nothing but
-// a pull-back of stamps from a far future.
+// a pull-back of stamps from a far future; it reads the clock only for a key with failures on
+// record.
 func (w *Window) Admit(key string) (ok bool, retryAfter time.Duration) {
-	return w.AdmitAt(key, w.clock())
+	return w.admit(key, 0, true)
 }
 
 // AdmitAt is Admit at now, an instant of the Window's clock ([Window.Now]).
 func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Duration) {
-	ok, retryAfter = w.admit(key, now)
+	return w.admit(key, now, false)
+}
+
+// admit judges key at now, or, when clocked, at the clock's reading (taken only for a key the
+// table holds), and counts the answer.
+func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter time.Duration) {
+	var buf [16]byte
+	var h uint64
+	if len(key) <= MaxKeyLen { // storedForm written out: no call on the common path
+		h = w.hash(key)
+	} else {
+		key, h = w.digest(key, &buf)
+	}
+	if base, mask, consistent := w.heads[h%shards].view(); consistent {
+		e := find(base, mask, key, h)
+		if e == nil {
+			w.counts.Add(tally.Admitted)
+			return true, 0
+		}
+		if clocked {
+			now, clocked = w.clock(), false
+		}
+		if ok, retryAfter, sure := w.glance(e, now); sure {
+			if ok {
+				w.counts.Add(tally.Admitted)
+			} else {
+				w.counts.Add(tally.Refused)
+			}
+			return ok, retryAfter
+		}
+	}
+	if clocked {
+		now = w.clock()
+	}
+	ok, retryAfter = w.admitLocked(key, h, now)
 	if ok {
 		w.counts.Add(tally.Admitted)
 	} else {
@@ -258,21 +293,9 @@ func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Durati
 	return ok, retryAfter
 }
 
-// admit is AdmitAt without the counts.
-func (w *Window) admit(key string, now int64) (ok bool, retryAfter time.Duration) {
-	var buf [16]byte
-	key, h := w.storedForm(key, &buf)
-	base, mask, consistent := w.heads[h%shards].view()
-	if consistent {
-		e := find(base, mask, key, h)
-		if e == nil {
-			return true, 0
-		}
-		if ok, retryAfter, sure := w.glance(e, now); sure {
-			return ok, retryAfter
-		}
-	}
-	// an index or the entry being written, or a pull-back to write: judge under the lock
+// admitLocked judges key, stored with hash h, at now under its shard's lock: an index or the
+// entry being written, or a pull-back to write.
+func (w *Window) admitLocked(key string, h uint64, now int64) (ok bool, retryAfter time.Duration) {
 	s := &w.shards[h%shards]
 	s.mu.Lock()
 	e := s.locked(key, h)

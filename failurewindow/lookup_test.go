@@ -1,0 +1,102 @@
+package failurewindow
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSame: same agrees with == for every length up to 40 (the word compare from 8 to 16 bytes,
+// == elsewhere): equal copies match, a change of any one byte does not, nor does another length.
+func TestSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		a := string(b)
+		if !same(a, strings.Clone(a)) {
+			t.Fatalf("len %d: a copy differs", n)
+		}
+		for i := range b {
+			c := []byte(a)
+			c[i] ^= 1 << (i % 8)
+			if same(a, string(c)) || same(string(c), a) {
+				t.Fatalf("len %d: a change at byte %d unseen", n, i)
+			}
+		}
+		if n > 0 && (same(a, a[:n-1]) || same(a[:n-1], a)) {
+			t.Fatalf("len %d: a shorter key matches", n)
+		}
+	}
+}
+
+// TestHashEveryByte: under fixed hash keys, the hash of a key of any length up to MaxKeyLen moves
+// when any one bit of it changes, and keys that differ only in a trailing zero byte hash apart.
+func TestHashEveryByte(t *testing.T) {
+	k := keying{k: [3]uint64{0x243f6a8885a308d3, 0x13198a2e03707344, 0xa4093822299f31d0}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n <= MaxKeyLen; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		h := k.hash(string(b))
+		for i := range b {
+			for bit := 0; bit < 8; bit++ {
+				c := append([]byte(nil), b...)
+				c[i] ^= 1 << bit
+				if k.hash(string(c)) == h {
+					t.Fatalf("len %d: flipping bit %d of byte %d keeps the hash", n, bit, i)
+				}
+			}
+		}
+		if k.hash(string(append(b, 0))) == h {
+			t.Fatalf("len %d: a trailing zero byte keeps the hash", n)
+		}
+	}
+}
+
+// TestHashSpread: 2^16 addresses spread over the 256 shards as a uniform hash would spread them:
+// every shard within 25% of the mean (four standard deviations), under fixed hash keys.
+func TestHashSpread(t *testing.T) {
+	w, err := New(1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.k = [3]uint64{0x452821e638d01377, 0xbe5466cf34e90c6c, 0xc0ac29b7c97c50dd}
+	var per [shards]int
+	const n = 1 << 16
+	for i := range n {
+		per[w.hash("10.0."+strconv.Itoa(i>>8)+"."+strconv.Itoa(i&255))%shards]++
+	}
+	for s, c := range per {
+		if c < n/shards*3/4 || c > n/shards*5/4 {
+			t.Fatalf("shard %d holds %d of %d keys, mean %d", s, c, n, n/shards)
+		}
+	}
+}
+
+// TestAdmitReadsClockForKnownKeys: Admit reads the clock for a key with failures on record, and
+// not for one the table does not hold, which passes whatever the instant.
+func TestAdmitReadsClockForKnownKeys(t *testing.T) {
+	reads := 0
+	w, err := New(1, time.Minute, WithClock(func() int64 { reads++; return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordAt("198.51.100.1", 0)
+	before := reads
+	if ok, _ := w.Admit("198.51.100.2"); !ok || reads != before {
+		t.Fatalf("unknown key: admitted %v, %d clock reads, want true and 0", ok, reads-before)
+	}
+	if ok, wait := w.Admit("198.51.100.1"); ok || wait != time.Minute || reads != before+1 {
+		t.Fatalf("known key at its limit: %v %v, %d clock reads, want false 1m0s and 1", ok, wait, reads-before)
+	}
+	if c := w.Counts(); c.Admitted != 1 || c.Refused != 1 {
+		t.Fatalf("counts %+v, want 1 admitted and 1 refused", c)
+	}
+}
