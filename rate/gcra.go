@@ -27,7 +27,8 @@ type gcra struct {
 	mul   uint64 // units a nanosecond × 2^63, rounded up: at most 2^63; 0 at rate 0
 	one   uint64 // a token in units: 1 << shift
 	tau   uint64 // the burst in units: at most 2^62
-	skew  uint64 // the units MaxSkew brings
+	room  uint64 // tau - one: how far ahead of x a TAT may lie for a call of one token at x
+	far   uint64 // tau plus the units MaxSkew brings: a TAT further ahead of a call is skewed
 	shift uint
 	burst int
 }
@@ -53,7 +54,8 @@ func newGCRA(rate float64, burst int) (gcra, error) {
 		q.Add(q, big.NewInt(1))
 	}
 	g := gcra{mul: q.Uint64(), one: 1 << shift, tau: uint64(burst) << shift, shift: uint(shift), burst: burst}
-	g.skew = g.at(int64(MaxSkew)) - g.at(0)
+	g.room = g.tau - g.one
+	g.far = g.tau + g.at(int64(MaxSkew)) - g.at(0)
 	return g, nil
 }
 
@@ -65,7 +67,7 @@ func (g *gcra) at(now int64) uint64 {
 
 // skewed reports whether tat lies more than the burst plus [MaxSkew] of units after x: the TAT
 // of a clock that has since jumped back, or of another origin.
-func (g *gcra) skewed(tat, x uint64) bool { return tat > x && tat-x > g.tau+g.skew }
+func (g *gcra) skewed(tat, x uint64) bool { return tat > x && tat-x > g.far }
 
 // read returns tat as a call at x reads it: pulled back to x plus tau, the bucket empty at x,
 // when it is skewed.
@@ -76,14 +78,13 @@ func (g *gcra) read(tat, x uint64) uint64 {
 	return tat
 }
 
-// grant returns the TAT after a call of inc units (at most tau) at x, if the bucket holds them:
-// max(tat, x) + inc within tau of x, and within the range of a uint64.
-func (g *gcra) grant(tat, x, inc uint64) (uint64, bool) {
+// grant returns the TAT after a call of inc units (at most tau) at x, and whether the bucket
+// holds them: max(tat, x) + inc within tau of x, and within the range of a uint64 (the sum does
+// not wrap). A tat that grants is never skewed: it lies within tau of x.
+func (g *gcra) grant(tat, x, inc uint64) (next uint64, ok bool) {
 	base := max(tat, x)
-	if base-x > g.tau-inc || base > math.MaxUint64-inc {
-		return tat, false
-	}
-	return base + inc, true
+	next = base + inc
+	return next, base-x <= g.tau-inc && next >= base
 }
 
 // wait returns how long from now (counted x) until a call of inc units (at most tau) would be

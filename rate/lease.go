@@ -56,6 +56,8 @@ const (
 	leaseWanted                // a compare-and-set on the TAT failed: the next call starts leasing
 	leaseStarting              // one caller is making the table of leases
 	leaseOn                    // every call goes through its P's lease
+
+	leaseNever int32 = -1 // no state: what a limiter whose every call takes decide compares leasing to
 )
 
 // collided records that a compare-and-set on the TAT failed. Small enough to inline, so the

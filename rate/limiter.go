@@ -112,6 +112,9 @@ type bucketPolicy struct {
 	leasable bool         // the build pins to Ps and the burst is large enough to lease
 	leases   stripe.Table // a lease per P, made when leasing starts
 	counts   *tally.Table // the calls' counts, per P: nil unless WithCounts
+	// leaseOff when the limiter does not count, leaseNever when it does: while leasing reads
+	// direct, a call takes first's short path before decide's.
+	direct int32
 }
 
 // NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst: rate
@@ -128,6 +131,9 @@ func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, 
 	}
 	b := &BucketLimiter{bucketPolicy: bucketPolicy{gcra: g,
 		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count()), counts: c.table()}}
+	if b.counts != nil {
+		b.direct = leaseNever
+	}
 	if c.given {
 		b.clock = c.clock
 	}
@@ -153,24 +159,38 @@ func (b *BucketLimiter) Allow() bool {
 		now = b.clock()
 	}
 	x := b.at(now)
-	var ok bool
-	if b.leasingOn() { // admit, written out: one call less on the hottest path
-		ok, _ = b.leased(x, b.one)
-	} else {
-		ok, _ = b.take(x, b.one)
+	if b.leasing.Load() == b.direct { // take's first round for one token, written out: no call
+		tat := b.tat.Load()
+		if d := tat - x; tat <= x || d <= b.room { // max(tat, x) + one lies within tau of x
+			if base := max(tat, x); base+b.one > base { // and within the range: grant
+				if b.tat.CompareAndSwap(tat, base+b.one) {
+					return true
+				}
+				b.collided()
+			}
+		} else if d <= b.far { // refused, and not skewed: nothing to write
+			return false
+		}
 	}
-	if b.counts != nil {
-		count(b.counts, ok)
-	}
+	ok, _ := b.decide(x, b.one)
 	return ok
 }
 
-// admit answers a call for inc units of tokens at now: from the caller's P's lease once callers
-// have collided, on the shared TAT before. The wait is only worked out for a refusal.
+// admit answers a call for inc units of tokens at now. The wait is only worked out for a
+// refusal.
 func (b *BucketLimiter) admit(now int64, inc uint64) (bool, time.Duration) {
 	x := b.at(now)
-	var ok bool
-	var tat uint64
+	ok, tat := b.decide(x, inc)
+	if ok {
+		return true, 0
+	}
+	return false, b.refused(tat, x, now, inc)
+}
+
+// decide answers a call for inc units of tokens at x, and counts it: from the caller's P's lease
+// once callers have collided, on the shared TAT before. A refusal returns the TAT it was refused
+// against.
+func (b *BucketLimiter) decide(x, inc uint64) (ok bool, tat uint64) {
 	if b.leasingOn() {
 		ok, tat = b.leased(x, inc)
 	} else {
@@ -179,10 +199,7 @@ func (b *BucketLimiter) admit(now int64, inc uint64) (bool, time.Duration) {
 	if b.counts != nil {
 		count(b.counts, ok)
 	}
-	if ok {
-		return true, 0
-	}
-	return false, b.refused(tat, x, now, inc)
+	return ok, tat
 }
 
 // Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
