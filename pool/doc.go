@@ -72,8 +72,9 @@
 //
 // A Pool is a ward.Counter: [Pool.Counts] counts each loan once, when it ends (Release a pass,
 // Destroy a fail, a failed open a fail), the Acquires the ward refused, and those whose context
-// ended while they waited. Counting costs a loan one plain add on its P's own cache line, at
-// Release or Destroy; Acquire's idle path writes nothing more.
+// ended while they waited. Counting costs a Release one plain add on the cache line of the
+// resource's own bookkeeping, which the Release writes anyway, and a Destroy one on its P's own
+// line; Acquire's idle path writes nothing more.
 //
 // # Allocation-free in your build
 //

@@ -102,6 +102,7 @@ const (
 // acquires them). A cache line of padding keeps two slots lent on two Ps off each other's lines.
 type slot struct {
 	word   atomic.Uint64 // generation<<2 | state
+	passed int64         // loans ended by Release, counted by the releaser that owns the slot (stripe.Add)
 	next   atomic.Uint32 // on the idle stack: the slot below, plus one (0: the bottom)
 	born   int64
 	rested int64
@@ -467,12 +468,16 @@ func (b *base) lendIdle() (uint32, uint64, int) {
 	return i, w, fastDone
 }
 
-// giveBack takes slot i back from the loan whose word is w and, on the fast path, makes it idle.
-func (b *base) giveBack(i uint32, w uint64) int {
+// giveBack takes slot i back from the loan whose word is w, counts pass (1 for a Release, 0 for
+// a give-back the caller never saw) in the slot's passed and, on the fast path, makes it idle.
+// The compare-and-set gives the caller the slot's plain fields, so the count is written by one
+// goroutine at a time and never loses an update: a Release costs no write beyond the slot's line.
+func (b *base) giveBack(i uint32, w uint64, pass int64) int {
 	s := &b.slots[i]
 	if !s.word.CompareAndSwap(w, w+genStep) {
 		return fastStale
 	}
+	stripe.Add(&s.passed, pass)
 	if b.timed {
 		s.rested = b.now()
 	}
@@ -515,27 +520,29 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 // past Life, or the pool is closed; then it is closed. A Release or Destroy of a loan that has
 // ended does nothing.
 func (l Loan[T]) Release() {
-	if l.p != nil && l.release() {
-		l.p.b.counts.AddPair(tally.Admitted, tally.Passed)
+	if p := l.p; p != nil {
+		if k := p.b.giveBack(l.i, l.w, 1); k >= fastSlow { // the fast path calls nothing else
+			p.gaveBack(k, l.i)
+		}
 	}
 }
 
-// release is Release without the counts: what the pool does to give back a loan its caller never
-// had. It reports whether the loan had not ended.
-func (l Loan[T]) release() bool {
-	p := l.p
-	switch p.b.giveBack(l.i, l.w) {
-	case fastStale:
-		return false
+// release gives back the loan uncounted: what the pool does with a loan its caller never had.
+func (l Loan[T]) release() {
+	l.p.gaveBack(l.p.b.giveBack(l.i, l.w, 0), l.i)
+}
+
+// gaveBack finishes what giveBack of slot i answered k.
+func (p *Pool[T]) gaveBack(k int, i uint32) {
+	switch k {
 	case fastSlow:
-		p.releaseSlow(l.i)
+		p.releaseSlow(i)
 	case fastWake:
 		p.mu.Lock()
 		out := p.serve(p.b.clock(), p.drainIfClosed(nil))
 		p.mu.Unlock()
 		p.closeAll(out)
 	}
-	return true
 }
 
 // Destroy says the resource broke: it is closed and its room freed for a new one. A Release or
@@ -1011,10 +1018,19 @@ func (p *Pool[T]) Refusal() float64 {
 // stays zero), and the loans under way are [Stats].Lent. Refused is an Acquire the ward refused
 // ([ErrRefused]); Abandoned is one whose context ended while it waited for a resource or its
 // open. An Acquire whose context was done when it was called, and one that met a closed pool
-// ([ErrClosed]), count nothing; nor does a Release or Destroy of a loan that has ended. The
-// counts sit in per-P rows, one plain add on the calling P's own line when a loan ends, and are
-// folded here.
-func (p *Pool[T]) Counts() ward.Counts { return p.b.counts.Counts() }
+// ([ErrClosed]), count nothing; nor does a Release or Destroy of a loan that has ended. A
+// Release is counted in the resource's own bookkeeping, which its releaser owns; the rarer counts
+// sit in per-P rows; both are folded here.
+func (p *Pool[T]) Counts() ward.Counts {
+	c := p.b.counts.Counts()
+	var n uint64
+	for i := range p.b.slots {
+		n += uint64(stripe.Load(&p.b.slots[i].passed))
+	}
+	c.Admitted += n
+	c.Passed += n
+	return c
+}
 
 // Stats returns a snapshot of the pool. Its fields are read one after another while the pool
 // runs, so under concurrent use they need not add up; Idle never exceeds Limits.Idle.
