@@ -67,10 +67,11 @@ type Breaker struct {
 
 // breakerHot is what every Allow reads.
 type breakerHot struct {
+	seen   clock.Coarse  // the latest clock reading a settle made
+	open   atomic.Int64  // while healthy: a reading below it is admitted at once (see Allow); else math.MinInt64
 	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits)
 	scaled atomic.Uint64 // cached drop ratio after it
 	next   atomic.Int64  // when the cache is due a refresh
-	seen   clock.Coarse  // the latest clock reading a settle made
 	until  atomic.Int64  // while tripped: a reading below it is refused at once (see hold); else math.MinInt64
 }
 
@@ -83,20 +84,22 @@ type breakerProbe struct {
 
 // breakerCold is set at construction and only read after.
 type breakerCold struct {
-	p       Policy
-	win     *swin.Window     // atomicwindow.Striped's window, so a settle counts in the same pin
-	clock   func() int64     // WithClock; nil reads ward's clock, called directly
-	roll    func() float64   // WithRand, its draws cleaned; nil draws from draw.Float64
-	own     func(error) bool // WithOwnError
-	fail    func(error) bool // WithFailure
-	every   int64            // refresh interval, ns; 0 refreshes on every call
-	gran    int64            // how stale seen may grow before a settle stores its reading
-	refused clock.Refusals
-	counts  stripe.Table // per P: admitted and settled (ward.Counts, tally's words); refusals are in refused
-	mono    tally.Mono   // keeps Refused monotonic across readings (a refusal decided again is taken back)
-	nop     bool
-	events  func(Event) // WithEvents
-	state   bool        // refusing, as last told to events; written only by the refreshing goroutine
+	p          Policy
+	win        *swin.Window     // atomicwindow.Striped's window, so a settle counts in the same pin
+	fold       []swin.Bucket    // the refresh's copy of the window, Buckets long; used under refreshing
+	clock      func() int64     // WithClock; nil reads ward's clock, called directly
+	roll       func() float64   // WithRand, its draws cleaned; nil draws from draw.Float64
+	own        func(error) bool // WithOwnError
+	fail       func(error) bool // WithFailure
+	every      int64            // refresh interval, ns; 0 refreshes on every call
+	probeAfter uint64           // Policy.ProbeAfter in ns; math.MaxUint64 when the probe is off
+	gran       int64            // how stale seen may grow before a settle stores its reading
+	refused    clock.Refusals
+	counts     stripe.Table // per P: settled by outcome (tally's words from 0), then wRand; refusals are in refused
+	mono       tally.Mono   // keeps Refused monotonic across readings (a refusal decided again is taken back)
+	nop        bool
+	events     func(Event) // WithEvents
+	state      bool        // refusing, as last told to events; written only by the refreshing goroutine
 }
 
 // The pads round each group up to whole cache lines, sized from the group itself.
@@ -205,23 +208,29 @@ func New(opts ...Option) (*Breaker, error) {
 	now := b.Now()
 	win := swin.New(c.policy.Buckets, width, fields, now) // the shape is valid: Validate checked it
 	b.breakerCold = breakerCold{
-		p:      c.policy,
-		win:    win,
-		clock:  c.clock,
-		own:    c.own,
-		fail:   c.fail,
-		every:  int64(c.refresh),
-		gran:   clock.Granularity(width),
-		events: c.events,
+		p:          c.policy,
+		win:        win,
+		clock:      c.clock,
+		own:        c.own,
+		fail:       c.fail,
+		every:      int64(c.refresh),
+		gran:       clock.Granularity(width),
+		events:     c.events,
+		fold:       make([]swin.Bucket, c.policy.Buckets),
+		probeAfter: math.MaxUint64,
+	}
+	if c.policy.ProbeAfter > 0 {
+		b.probeAfter = uint64(c.policy.ProbeAfter)
 	}
 	if c.roll != nil {
 		b.roll = draw.Func(c.roll)
 	}
 	b.refused.Init()
-	b.counts.Init(tally.Words)
+	b.counts.Init(wWords)
 	b.seen.Store(now)
 	b.next.Store(now)
 	b.until.Store(math.MinInt64)
+	b.open.Store(math.MinInt64)
 	return b, nil
 }
 
@@ -230,6 +239,7 @@ func New(opts ...Option) (*Breaker, error) {
 func Nop() *Breaker {
 	b := &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy()}}
 	b.until.Store(math.MinInt64)
+	b.open.Store(math.MinInt64)
 	return b
 }
 
@@ -283,15 +293,21 @@ func (p *Promise) Fail() {
 func (p *Promise) Ignore() {
 	if b := p.b; b != nil {
 		p.b = nil
-		row := b.counts.Pin()
-		tally.AddRow(row, tally.Admitted)
-		tally.AddRow(row, tally.Ignored)
+		tally.AddRow(b.counts.Pin(), tally.Ignored)
 		stripe.Unpin()
 	}
 }
 
-// record counts a settled call's outcome in the window at the clock's instant, and its admission
-// and outcome in the counts (word out), with one pin.
+// wRand is the word of a P's counts row after tally's that holds the P's draw state
+// (draw.Split): a throttled call draws, counts its refusal and writes its Drop in one pin.
+const (
+	wRand  = tally.Words
+	wWords = wRand + 1
+)
+
+// record counts a settled call's outcome in the window at the clock's instant, and in the counts
+// (word out), with one pin. A call is counted as admitted when it settles: Counts takes Admitted
+// as the sum of the outcomes, so no word is written for it.
 func (b *Breaker) record(field int, out uintptr) {
 	var now int64
 	if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
@@ -299,10 +315,30 @@ func (b *Breaker) record(field int, out uintptr) {
 	} else {
 		now = b.clock()
 	}
-	b.win.AddCount(now, field, 1, &b.counts, tally.Admitted, out)
+	rows := b.counts.Current()
+	p := stripe.PinRow(rows)
+	if row := rows.Row(p); row != nil && b.win.AddFreshPinned(p, now, field, 1) {
+		tally.AddRow(row, out)
+		stripe.Unpin()
+	} else { // a new head bucket, a clock jumped back, or GOMAXPROCS grown past the rows
+		stripe.Unpin()
+		b.win.Add(now, field, 1)
+		tally.AddRow(b.counts.Pin(), out)
+		stripe.Unpin()
+	}
 	if b.every == 0 {
 		return
 	}
+	// one compare for the common case: the reading within the granularity past seen (a reading
+	// behind seen wraps to a large distance and goes to settled too) and no refresh due
+	if uint64(now-b.seen.Load()) >= uint64(b.gran) || now >= b.next.Load() {
+		b.settled(now)
+	}
+}
+
+// settled is record's tail when the reading moved seen's granularity or more, lies behind it, or
+// finds a refresh due.
+func (b *Breaker) settled(now int64) {
 	if !b.pullBack(now) {
 		b.seen.Observe(now, b.gran)
 	}
@@ -318,11 +354,20 @@ func (b *Breaker) refresh(now int64) {
 		return
 	}
 	defer b.refreshing.Store(0) // also if an events function panics
-	raw, scaled := b.p.ratio(b.history(now))
+	var h history
+	for _, t := range b.fold[:b.win.Read(now, true, b.fold)] {
+		h.add(atomicwindow.Bucket(t), &b.p)
+	}
+	raw, scaled := b.p.ratio(h)
 	b.raw.Store(math.Float64bits(raw))
 	b.scaled.Store(math.Float64bits(scaled))
 	b.next.Store(now + b.every)
 	b.until.Store(math.MinInt64) // the ratio may have changed: the next refusal decides in full
+	if raw <= 0 && b.every != 0 {
+		b.open.Store(now + b.every) // healthy: Allow admits readings before the next refresh at once
+	} else {
+		b.open.Store(math.MinInt64)
+	}
 	if b.events != nil && (raw > 0) != b.state {
 		b.state = raw > 0
 		b.events(Event{At: now, Refusing: b.state, Ratio: scaled})
@@ -341,6 +386,7 @@ func (b *Breaker) pullBack(now int64) bool {
 	b.seen.Store(now)
 	b.next.Store(now)
 	b.until.Store(math.MinInt64)
+	b.open.Store(math.MinInt64)
 	return true
 }
 
@@ -353,9 +399,15 @@ func (b *Breaker) history(now int64) history {
 // Allow asks to make one call. It returns a promise to settle once the call has finished, or
 // [ErrUnavailable], recorded as a Drop.
 func (b *Breaker) Allow() (Promise, error) {
-	if now := b.seen.Load(); now < b.until.Load() {
+	now := b.seen.Load()
+	if now < b.open.Load() {
+		// Healthy at the last refresh, the reading before the next one: the full path would
+		// admit this call and change nothing (see refresh).
+		return Promise{b: b}, nil
+	}
+	if now < b.until.Load() {
 		// Tripped, the reading before both the next probe and the next refresh: the full path
-		// below would refuse this call and change nothing but the refusal count (see hold).
+		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.refused.Rows() // Refusals.Refuse, written out: no call on the refusal
 		row := rows.Row(stripe.PinRow(rows))
 		if row == nil { // GOMAXPROCS grew past the rows
@@ -372,21 +424,34 @@ func (b *Breaker) Allow() (Promise, error) {
 		}
 		return Promise{}, ErrUnavailable
 	}
+	return b.allow(now)
+}
+
+// allow is Allow past its short paths, deciding at the reading now.
+func (b *Breaker) allow(now int64) (Promise, error) {
 	if b.nop {
 		return Promise{}, nil
 	}
-	var now int64
 	if b.every == 0 {
 		now = b.Now()
 		b.refresh(now)
-	} else if now = b.seen.Load(); now >= b.next.Load() {
+	} else if now >= b.next.Load() {
 		b.refresh(now)
 	}
 	if math.Float64frombits(b.raw.Load()) <= 0 {
 		return Promise{b: b}, nil
 	}
 	scaled := math.Float64frombits(b.scaled.Load())
+	if b.roll == nil && scaled < 1 {
+		return b.throttle(now, scaled)
+	}
 	roll, drawn := b.draw(scaled)
+	return b.decide(now, roll, scaled, drawn)
+}
+
+// decide ends a call at the reading now, the cached ratio scaled positive, with the draw roll
+// (drawn false: the default source at ratio 1, which draws nothing).
+func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, error) {
 	if b.admits(now, roll, scaled) {
 		return Promise{b: b}, nil
 	}
@@ -399,6 +464,39 @@ func (b *Breaker) Allow() (Promise, error) {
 	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
 		b.win.Add(now, fDrop, 1)
 	}
+	return Promise{}, ErrUnavailable
+}
+
+// throttle decides a call at the reading now against the cached ratio scaled, in (0, 1), with
+// the default source: after the probe, the draw, the refusal's count and its Drop are made in one
+// pinned section, the draw from the P's own state (draw.Split) in its counts row.
+func (b *Breaker) throttle(now int64, scaled float64) (Promise, error) {
+	if b.probes(now) {
+		return Promise{b: b}, nil
+	}
+	rows, refused := b.counts.Current(), b.refused.Rows()
+	p := stripe.PinRow(rows)
+	row, rrow := rows.Row(p), refused.Row(p)
+	if row == nil || rrow == nil { // GOMAXPROCS grew past the rows: the path that grows them
+		stripe.Unpin()
+		return b.decide(now, draw.Float64(), scaled, true)
+	}
+	roll := draw.Split((*int64)(unsafe.Add(row, wRand*8)))
+	if roll >= scaled {
+		stripe.Unpin()
+		b.let(now)
+		return Promise{b: b}, nil
+	}
+	read := clock.Count(rrow, now) && b.every != 0
+	if !read && b.win.AddPinned(p, now, fDrop, 1) {
+		stripe.Unpin()
+		return Promise{}, ErrUnavailable
+	}
+	stripe.Unpin()
+	if read {
+		return b.again(now, roll, scaled, true)
+	}
+	b.win.Add(now, fDrop, 1)
 	return Promise{}, ErrUnavailable
 }
 
@@ -468,30 +566,46 @@ func (b *Breaker) changed() {
 // admits decides a call at now with the draw roll while the drop ratio is positive: the probe, or
 // a draw at or over the cached ratio scaled.
 func (b *Breaker) admits(now int64, roll, scaled float64) bool {
-	passed := b.passed.Load()
-	if b.p.ProbeAfter > 0 && passed {
-		last := b.lastPass.Load()
-		if last > now && b.lastPass.CompareAndSwap(last, now) { // the clock jumped back: pull it back too
-			b.changed()
-			last = now
-		}
-		if b.p.probe(now, last) && b.lastPass.CompareAndSwap(last, now) {
-			b.changed()
-			return true
-		}
+	if b.probes(now) {
+		return true
 	}
 	if roll < scaled {
-		if scaled >= 1 && !passed { // tripped before any call passed: the probe counts from now
+		if scaled >= 1 && !b.passed.Load() { // tripped before any call passed: the probe counts from now
 			b.lastPass.Store(now)
 			b.passed.Store(true)
 			b.changed()
 		}
 		return false
 	}
+	b.let(now)
+	return true
+}
+
+// probes reports whether a call at now passes as the probe, taking the last pass for it.
+func (b *Breaker) probes(now int64) bool {
+	if !b.passed.Load() {
+		return false
+	}
+	last := b.lastPass.Load()
+	if now >= last && uint64(now)-uint64(last) <= b.probeAfter { // probeAfter: MaxUint64 when off
+		return false // the common case, in one compare: not yet
+	}
+	if last > now && b.lastPass.CompareAndSwap(last, now) { // the clock jumped back: pull it back too
+		b.changed()
+		last = now
+	}
+	if b.p.probe(now, last) && b.lastPass.CompareAndSwap(last, now) {
+		b.changed()
+		return true
+	}
+	return false
+}
+
+// let records a call at now let through by the draw.
+func (b *Breaker) let(now int64) {
 	b.lastPass.Store(now)
 	b.passed.Store(true)
 	b.changed()
-	return true
 }
 
 // Do runs fn if the breaker allows it, settles the call by fn's error and returns that error
@@ -557,6 +671,7 @@ func (b *Breaker) Snapshot() Snapshot {
 // them. A [Nop] breaker counts nothing.
 func (b *Breaker) Counts() ward.Counts {
 	c := tally.CountsOf(b.counts.All(), 0)
+	c.Admitted = c.Passed + c.Failed + c.Ignored // counted when settled: see record
 	c.Refused = b.mono.Of(tally.Pos(b.refused.Load()))
 	return c
 }

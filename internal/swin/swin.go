@@ -253,6 +253,22 @@ func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 	return true
 }
 
+// AddFreshPinned is [Window.AddPinned] for a caller whose instant is a fresh clock reading, which
+// moves on every call and so never matches the memo: it decides the head bucket by the ring's
+// arithmetic alone and leaves the memo as it is (a coarse reading's memo stays useful to others).
+// The same terms: false, having written nothing, when the write needs more than the head bucket
+// as it stands or the rows have no row p; i must lie in [0, Fields()).
+func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
+	r := w.cur.Load()
+	h := r.head.Load()
+	row := r.rows.Current().Row(p)
+	if row == nil || !w.inHead(r, h, now) {
+		return false
+	}
+	w.add(w.slot(row, h), h, i, v)
+	return true
+}
+
 // AddAllPinned adds v[k] to counter k of the bucket now falls in, for every counter, as AddAll
 // does, for a caller already pinned to P index p, on AddPinned's terms: false, having written
 // nothing, when the write needs more than the head bucket as it stands or the rows have no row p.
@@ -346,22 +362,26 @@ func (w *Window) turn(b *[1 + MaxFields]int64, idx int64) {
 	atomic.StoreInt64(&b[0], idx)
 }
 
-// bucket sums bucket idx over the stripes; a bucket no stripe holds reads as zero.
+// bucket sums bucket idx over the stripes; a bucket no stripe holds reads as zero. It walks the
+// rows as [stripe.Table.All] yields them, without its closure: a fold calls it once per bucket.
 func (w *Window) bucket(r *ring, idx int64) (sum Bucket) {
-	for row := range r.rows.All() {
-		b := w.slot(row, idx)
-		if atomic.LoadInt64(&b[0]) != idx {
-			continue
-		}
-		var v Bucket
-		for k := 0; k < w.fields; k++ {
-			v[k] = stripe.Load(&b[1+k])
-		}
-		if atomic.LoadInt64(&b[0]) != idx { // the stripe turned while we read: skip it
-			continue
-		}
-		for k := 0; k < w.fields; k++ {
-			sum[k] += v[k]
+	off := uintptr(idx&w.mask) * uintptr(1+w.fields) * 8
+	for rs := r.rows.Current(); rs != nil; rs = rs.Prev() {
+		for i := 0; i < rs.Len(); i++ {
+			b := (*[1 + MaxFields]int64)(unsafe.Add(rs.Row(i), off))
+			if atomic.LoadInt64(&b[0]) != idx {
+				continue
+			}
+			var v Bucket
+			for k := 0; k < w.fields; k++ {
+				v[k] = stripe.Load(&b[1+k&(MaxFields-1)])
+			}
+			if atomic.LoadInt64(&b[0]) != idx { // the stripe turned while we read: skip it
+				continue
+			}
+			for k := range sum {
+				sum[k] += v[k]
+			}
 		}
 	}
 	return sum
@@ -373,24 +393,44 @@ func (w *Window) bucket(r *ring, idx int64) (sum Bucket) {
 // than the whole window before the head bucket visits nothing. Each writes nothing and allocates
 // nothing.
 func (w *Window) Each(now int64, current bool, f func(Bucket)) {
+	r, oldest, n := w.view(now, current)
+	for i := int64(0); i < n; i++ {
+		if idx := oldest + i; idx < 0 { // before the first bucket opened: empty
+			f(Bucket{})
+		} else {
+			f(w.bucket(r, idx))
+		}
+	}
+}
+
+// Read stores in dst the buckets [Window.Each] would visit, oldest first, and returns how many it
+// stored: Each without a call per bucket, for a fold on a hot path. dst must hold Size() buckets
+// (fewer are stored if it holds fewer).
+func (w *Window) Read(now int64, current bool, dst []Bucket) int {
+	r, oldest, n := w.view(now, current)
+	n = min(n, int64(len(dst)))
+	for i := int64(0); i < n; i++ {
+		if idx := oldest + i; idx < 0 {
+			dst[i] = Bucket{}
+		} else {
+			dst[i] = w.bucket(r, idx)
+		}
+	}
+	return int(n)
+}
+
+// view returns the ring a read at now visits, the oldest bucket it visits (negative: before the
+// first bucket opened, an empty one) and how many buckets it visits, in order from that one.
+func (w *Window) view(now int64, current bool) (*ring, int64, int64) {
 	r := w.cur.Load()
 	head := r.head.Load()
 	if w.behind(r, head, now) {
-		return
+		return r, 0, 0
 	}
 	head, newest := w.span(r, head, now, current)
-	oldest := newest - w.size + 1        // newest >= 0 and size >= 1: no overflow
-	for i := int64(0); i < w.size; i++ { // counted, so a head at MaxInt64 still ends the loop
-		idx := oldest + i
-		if idx > head {
-			return
-		}
-		if idx < 0 { // before the first bucket opened: empty
-			f(Bucket{})
-			continue
-		}
-		f(w.bucket(r, idx))
-	}
+	oldest := newest - w.size + 1 // newest >= 0 and size >= 1: no overflow
+	// head <= newest, so head - oldest < size: no overflow, and a head at MaxInt64 still ends
+	return r, oldest, max(head-oldest+1, 0)
 }
 
 // span returns the newest bucket written that a read at now visits, and the bucket now falls in.
