@@ -1,0 +1,75 @@
+package smartconnpool
+
+import (
+	"context"
+	"errors"
+
+	"vitess.io/vitess/go/pools/smartconnpool"
+
+	upool "github.com/wardgo/ward/bench/user/pool"
+)
+
+// Borrow is one pool under test: acquire, run use while holding the resource, give it back.
+type Borrow func(ctx context.Context, use func()) error
+
+// Impls are the pools compared, in the order they are run.
+var Impls = []string{"ward", "smartconnpool", "chan"}
+
+// New returns the pool named (one of Impls) of size resources, all opened and kept idle, and its
+// Close.
+func New(name string, size int) (Borrow, func(), error) {
+	switch name {
+	case "ward": // as a user's package calls it (package bench/user/pool)
+		return upool.Borrow(size)
+	case "smartconnpool":
+		return newSmart(size)
+	case "chan":
+		return newChan(size)
+	}
+	return nil, nil, errors.New("smartconnpool: no pool named " + name)
+}
+
+// conn is smartconnpool's resource: no settings, never closed by the benchmark.
+type conn struct{ closed bool }
+
+func (*conn) ApplySetting(context.Context, *smartconnpool.Setting) error { return nil }
+func (*conn) ResetSetting(context.Context) error                         { return nil }
+func (*conn) Setting() *smartconnpool.Setting                            { return nil }
+func (c *conn) IsClosed() bool                                           { return c.closed }
+func (c *conn) Close()                                                   { c.closed = true }
+
+func newSmart(size int) (Borrow, func(), error) {
+	p := smartconnpool.NewPool(&smartconnpool.Config[*conn]{
+		Capacity: int64(size), MaxIdleCount: int64(size),
+	})
+	p.Open(func(context.Context) (*conn, error) { return &conn{}, nil }, nil)
+	return func(ctx context.Context, use func()) error {
+		c, err := p.Get(ctx, nil)
+		if err != nil {
+			return err
+		}
+		use()
+		c.Recycle()
+		return nil
+	}, p.Close, nil
+}
+
+// newChan is the plainest pool: a channel holding the idle resources, filled at the start;
+// receive to acquire, send to release.
+func newChan(size int) (Borrow, func(), error) {
+	ch := make(chan *upool.Conn, size)
+	for range size {
+		ch <- &upool.Conn{}
+	}
+	return func(ctx context.Context, use func()) error {
+		var c *upool.Conn
+		select {
+		case c = <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		use()
+		ch <- c
+		return nil
+	}, func() {}, nil
+}
