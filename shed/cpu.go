@@ -25,13 +25,20 @@ import (
 //     and the CPUs in cpuset.cpus.effective;
 //   - cgroup v1 with a quota (cpu.cfs_quota_us > 0): cpuacct.usage over the quota and
 //     cpuset.cpus;
-//   - else the process's own CPU time, utime + stime of /proc/self/stat, over the wall time
-//     elapsed and the CPUs the process may use.
+//   - else, with [CPUPolicy].Queued (the preset), the time the process's threads ran and waited
+//     on the kernel's run queues, the first two fields of /proc/self/task/*/schedstat, over the
+//     wall time elapsed and the CPUs the process may use;
+//   - else the process's own CPU time, utime + stime of /proc/self/stat, over the same.
 //
 // Without a quota the container's, or the machine's, use is not this process's: a neighbouring
 // process heating the machine must not make this server shed, so the reading is then the
 // process's own. With a quota the container's use is what the quota throttles, so it is the
-// reading that matters. The machine-wide /proc/stat is never read.
+// reading that matters. The machine-wide /proc/stat is never read. The process's own reading
+// counts, with Queued, the CPU it asked for and waited for as well as the CPU it was given: a
+// process that other load keeps from its CPUs, its goroutines queueing for Ps whose threads
+// wait for a CPU, reads saturated, where its CPU time alone would read what the machine let it
+// have, under the threshold however long the queue. A neighbour that leaves this process the
+// CPU it asks for changes neither reading.
 //
 // The CPUs the process may use are the fewest of the quota (a fraction: a quota of 150 ms per
 // 100 ms is 1.5 CPUs), the cpuset and runtime.NumCPU (which follows the process's CPU affinity);
@@ -53,8 +60,12 @@ import (
 // still refuses nothing unless the server is full too.
 //
 // The sampling goroutine starts on the first Read, not before (nothing runs at import or at
-// construction) and Stop ends it; a Read after Stop starts it again. Where no source can be read
-// (not Linux, no permission), Read returns -1 and a Shedder never counts the server as hot.
+// construction) and Stop ends it; a Read after Stop starts it again. A [Shedder] whose sampler
+// New made, on ward's clock, also takes a reading that is due from the calls that read the
+// clock (the timed admissions and the paced refusals): a saturated server's sampling goroutine
+// waits for a P behind the very calls that saturate it, and its readings would come late. Either
+// way one caller takes a due reading and no other waits for it. Where no source can be read (not
+// Linux, no permission), Read returns -1 and a Shedder never counts the server as hot.
 type CPU struct {
 	root  string // filesystem root, "/" in production; a fixture directory in tests
 	every time.Duration
@@ -62,6 +73,9 @@ type CPU struct {
 
 	value atomic.Int64 // thousandths, or -1 while unknown
 	state atomic.Int32 // 0 stopped, 1 running
+	due   atomic.Int64 // when the next reading is due, by clock
+
+	queued bool // CPUPolicy.Queued
 
 	mu   sync.Mutex
 	stop chan struct{}
@@ -88,8 +102,9 @@ func NewCPUWith(p CPUPolicy) (*CPU, error) {
 	return newCPU("/", p, clock.Now), nil
 }
 
+// newCPU returns a sampler of the filesystem under root, reading instants from now.
 func newCPU(root string, p CPUPolicy, now func() int64) *CPU {
-	c := &CPU{root: root, every: p.Every, clock: now, avg: CPUAverage{p: p, value: -1}}
+	c := &CPU{root: root, every: p.Every, clock: now, avg: CPUAverage{p: p, value: -1}, queued: p.Queued}
 	c.value.Store(-1)
 	return c
 }
@@ -108,16 +123,26 @@ type CPUPolicy struct {
 	// reaches a saturated CPU at the end of the first whole interval of saturation, and falls
 	// from there by Beta: true (ward's own; go-zero has none, which is false).
 	Rise bool
+	// Queued counts, with the process's own time, the time its threads waited for a CPU on the
+	// kernel's run queues (Linux's /proc/self/task/*/schedstat), so that the use is the CPU the
+	// process used or asked for: a process that other load on the machine keeps from the CPUs its
+	// GOMAXPROCS allows reads saturated when its threads never stop asking, where its CPU time
+	// alone reads low however long its goroutines queue. true (ward's own; go-zero has none,
+	// which is false). It changes nothing under a cgroup quota, whose use is what the quota
+	// throttles, nor where the kernel keeps no such counts.
+	Queued bool
 }
 
 // DefaultCPUPolicy returns the preset: a reading every 250 ms, averaged with weight 0.95, the value
-// rising at once to the latest interval's use.
+// rising at once to the latest interval's use, the time the process's threads waited for a CPU
+// counted as use.
 func DefaultCPUPolicy() CPUPolicy {
-	return CPUPolicy{Every: 250 * time.Millisecond, Beta: 0.95, Rise: true}
+	return CPUPolicy{Every: 250 * time.Millisecond, Beta: 0.95, Rise: true, Queued: true}
 }
 
 // GoZeroCPUPolicy returns go-zero's sampler exactly (core/stat/usage.go, v1.10.3): a reading every
-// 250 ms folded into a moving average weighted 0.95, seeded by the first reading, without Rise.
+// 250 ms folded into a moving average weighted 0.95, seeded by the first reading, without Rise
+// and without Queued.
 func GoZeroCPUPolicy() CPUPolicy { return CPUPolicy{Every: 250 * time.Millisecond, Beta: 0.95} }
 
 // Validate reports the first field of p that is out of range, by name.
@@ -185,6 +210,7 @@ func (c *CPU) start() {
 	if c.state.Load() == 1 {
 		return
 	}
+	c.due.Store(c.clock() + int64(c.every))
 	c.sample()
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
 	c.state.Store(1)
@@ -200,11 +226,22 @@ func (c *CPU) loop(stop, done chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			c.mu.Lock()
-			c.sample()
-			c.mu.Unlock()
+			c.poll(c.clock())
 		}
 	}
+}
+
+// poll takes a reading if one is due at now (an instant of the sampler's clock): the first caller
+// after the due instant takes it, and any other goes on at once. The sampling goroutine polls on
+// every tick; a [Shedder] whose sampler New made polls from its calls too, so that a reading is
+// not late when the goroutine waits for a P behind the very calls that saturate it.
+func (c *CPU) poll(now int64) {
+	due := c.due.Load()
+	if now < due || !c.due.CompareAndSwap(due, now+int64(c.every)) || !c.mu.TryLock() {
+		return
+	}
+	c.sample()
+	c.mu.Unlock()
 }
 
 // Stop ends the sampling goroutine and waits for it; the last value stays readable.
@@ -221,12 +258,13 @@ func (c *CPU) Stop() {
 	<-done
 }
 
-// Source returns which source the sampler reads: "cgroup2", "cgroup1", "procself" or "none".
+// Source returns which source the sampler reads: "cgroup2", "cgroup1", "schedstat", "procself"
+// or "none".
 func (c *CPU) Source() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.src == nil {
-		c.src = detect(c.root)
+		c.src = detect(c.root, c.queued)
 	}
 	return c.src.name()
 }
@@ -234,7 +272,7 @@ func (c *CPU) Source() string {
 // sample takes one reading and folds it in; c.mu is held.
 func (c *CPU) sample() {
 	if c.src == nil {
-		c.src = detect(c.root)
+		c.src = detect(c.root, c.queued)
 	}
 	r, ok := c.src.read(c.clock())
 	if !ok {
@@ -270,8 +308,9 @@ func readFile(path string) (string, bool) {
 }
 
 // detect picks the source for the filesystem under root: a cgroup only when it limits the CPU
-// with a quota, else the process's own time.
-func detect(root string) source {
+// with a quota, else the process's own time, with the time its threads waited for a CPU when
+// queued and the kernel keeps it.
+func detect(root string, queued bool) source {
 	self, _ := os.ReadFile(filepath.Join(root, "proc/self/cgroup"))
 	if _, err := os.Stat(filepath.Join(root, "sys/fs/cgroup/cgroup.controllers")); err == nil {
 		dir := filepath.Join(root, "sys/fs/cgroup", cgroupPath(self, ""))
@@ -285,6 +324,12 @@ func detect(root string) source {
 	if _, ok := readFile(filepath.Join(acct, "cpuacct.usage")); ok {
 		if quota, cpus := limit1(root, self); quota > 0 {
 			return &cgroup1{usage: filepath.Join(acct, "cpuacct.usage"), cpus: cpus}
+		}
+	}
+	if queued {
+		q := &schedStat{dir: filepath.Join(root, "proc/self/task"), cpus: fewest(0, 0)}
+		if _, ok := q.read(0); ok {
+			return q
 		}
 	}
 	if _, ok := readFile(filepath.Join(root, "proc/self/stat")); ok {
@@ -484,6 +529,49 @@ func (p *procSelf) read(now int64) (reading, bool) {
 // no more Ps than that.
 func (p *procSelf) use(prev, cur reading) (float64, bool) {
 	return quotaUse(prev, cur, min(p.cpus, float64(runtime.GOMAXPROCS(0))))
+}
+
+// schedStat reads the time the process's threads ran and waited on the kernel's run queues: the
+// first two fields of /proc/self/task/*/schedstat, in nanoseconds.
+type schedStat struct {
+	dir  string
+	cpus float64
+}
+
+func (q *schedStat) name() string { return "schedstat" }
+
+// read sums run and wait time over the process's threads as busy nanoseconds against now. A
+// thread that ended since the last reading takes its time with it: the sum then falls, and use
+// skips that interval.
+func (q *schedStat) read(now int64) (reading, bool) {
+	tasks, err := os.ReadDir(q.dir)
+	if err != nil || len(tasks) == 0 {
+		return reading{}, false
+	}
+	var busy float64
+	for _, t := range tasks {
+		s, ok := readFile(filepath.Join(q.dir, t.Name(), "schedstat"))
+		if !ok {
+			continue // the thread ended while the directory was read
+		}
+		f := strings.Fields(s)
+		if len(f) < 2 {
+			return reading{}, false
+		}
+		run, err1 := strconv.ParseUint(f[0], 10, 64)
+		wait, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return reading{}, false
+		}
+		busy += float64(run) + float64(wait)
+	}
+	return reading{busy: busy, total: float64(now)}, true
+}
+
+// use counts the CPUs the process may use as at most runtime.GOMAXPROCS, read now, as procSelf's
+// does.
+func (q *schedStat) use(prev, cur reading) (float64, bool) {
+	return quotaUse(prev, cur, min(q.cpus, float64(runtime.GOMAXPROCS(0))))
 }
 
 type none struct{}

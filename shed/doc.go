@@ -14,8 +14,10 @@
 // When in doubt, use the adaptive limiter; both can stand in front of the same handler.
 //
 // The CPU reading is the process's own ([CPU]): the container's use when its CPU is limited by
-// a quota, else the process's utime + stime over the CPUs it may use (GOMAXPROCS at most), so a
-// neighbouring process heating the machine does not make this server shed.
+// a quota, else the CPU time the process's threads used and waited for on the kernel's run
+// queues over the CPUs it may use (GOMAXPROCS at most), so a neighbouring process heating the
+// machine does not make this server shed unless it keeps the server from the CPU the server
+// asks for.
 //
 // # Metrics
 //
@@ -31,7 +33,12 @@
 // [CPU]'s preset ([DefaultCPUPolicy]) lifts its average at once to an interval of higher use and
 // lets it fall by the moving average's weight, so a server whose CPU saturates in a step reads
 // hot at the end of the first whole 250 ms interval of saturation: within 500 ms of the step,
-// whatever the readings before it. The shedder then refuses as soon as it is also full. go-zero's
+// whatever the readings before it. The shedder then refuses as soon as it is also full. Two
+// things keep that true on a busy machine: the reading counts the time the process's threads
+// waited for a CPU (a server that the machine gives 70% of a core, its goroutines queueing,
+// reads saturated, where its CPU time reads 700), and a shedder's own sampler takes its
+// readings from the shedder's calls when they are due (its goroutine would wait for a P behind
+// the calls that saturate it, and the readings would come seconds late). go-zero's
 // sampler ([GoZeroCPUPolicy]: the average alone, seeded by the first reading) climbs from a
 // reading of 400 to 900 over about 8 s of saturation, and the calls admitted meanwhile queue
 // behind the CPU; to use it, build a sampler with [NewCPUWith]([GoZeroCPUPolicy]()) and give its
@@ -45,19 +52,24 @@
 // sees a request earlier. Within that, a refusal is as early and as cheap as it can be: the
 // shedder decides before the handler does any work (put wardhttp.Shed outermost), and a refusal
 // is a few loads and a sentinel error, with no lock, no allocation and a clock read only now and
-// then (see [Shedder]). What a
-// refusal waits for is the goroutine scheduler, in which each runnable goroutine runs until it
-// blocks or its time slice (10 ms) ends. The shedder keeps that line short by what it admits:
-// once hot, only as many calls in flight as the capacity it has shown times a factor that falls
-// to MinShare as the CPU nears 1000, so the goroutines ahead of a refusal are mostly other
-// refusals and a few admitted calls. Handlers that compute for long stretches without blocking
-// delay every request behind them, refusals included, by up to a time slice each: keep the
+// then (see [Shedder]).
+//
+// What a refusal waits for is the goroutine scheduler, in which each runnable goroutine runs
+// until it blocks or its time slice (10 ms) ends; on a server of few Ps, a call admitted and
+// computing holds its P while the requests behind it wait, and the shedder, which counts the
+// calls in flight, sees none of those waiting. So while the server is hot, an admitted call
+// yields its P once (runtime.Gosched) before Allow returns: the goroutines already waiting run
+// first and find it in flight, and the shedder refuses them in microseconds each, instead of
+// after its work. A hot server's admitted calls wait one pass of the run queue, which then holds
+// mostly refusals; a cool server's calls never yield. Handlers that compute for long stretches
+// without blocking still delay every request behind them by up to a time slice each: keep the
 // CPU-bound work of one call short, or split it.
 //
-// The reading is of CPU time: a process kept from the CPUs its GOMAXPROCS allows by other load on
-// the machine (and not by its own quota) reads below the threshold however long its goroutines
-// wait, and the shedder does not count it hot. Give [WithCPU] a reading of your own (the Go
-// scheduler's, from runtime/metrics, for one) where that matters.
+// The reading counts the time the process's threads waited for a CPU only where the kernel keeps
+// it (Linux's schedstat); elsewhere, and with [CPUPolicy].Queued false, a process kept from the
+// CPUs its GOMAXPROCS allows by other load on the machine (and not by its own quota) reads below
+// the threshold however long its goroutines wait. Give [WithCPU] a reading of your own where
+// that matters.
 //
 // # Events
 //

@@ -3,6 +3,7 @@ package shed
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -91,6 +92,7 @@ type shedderCold struct {
 	own      func(error) bool // WithOwnError
 	fail     func(error) bool // WithFailure
 	sampler  *CPU             // the sampler New started, if it did
+	poll     *CPU             // the sampler, when it reads the shedder's clock: calls that read the clock take its readings when due
 	untimed  int64            // WithSampleEvery's n − 1: an admission whose count on its P has these bits set is not timed
 	beta     float64          // Policy.Beta to the power WithSampleEvery's n: the average moves on timed settles only
 	refresh  int64
@@ -102,11 +104,12 @@ type shedderCold struct {
 	events   func(Event)
 }
 
-// The pads round each group up to whole cache lines, sized from the group itself.
+// The pads round each group up to whole cache lines, sized from the group itself. The last pad is
+// never empty: a zero-size last field would make the compiler pad the struct past its last line.
 const (
 	avgPad    = (stripe.CacheLine - unsafe.Sizeof(shedderAvg{})%stripe.CacheLine) % stripe.CacheLine
 	sharedPad = (stripe.CacheLine - unsafe.Sizeof(shedderShared{})%stripe.CacheLine) % stripe.CacheLine
-	coldPad   = (stripe.CacheLine - unsafe.Sizeof(shedderCold{})%stripe.CacheLine) % stripe.CacheLine
+	coldPad   = stripe.CacheLine - unsafe.Sizeof(shedderCold{})%stripe.CacheLine
 )
 
 // DefaultSampleEvery is how many admitted calls share one timed call by default.
@@ -209,9 +212,13 @@ func WithRefresh(d time.Duration) Option {
 
 // New returns a shedder with an empty window.
 func New(opts ...Option) (*Shedder, error) {
-	c := config{policy: DefaultPolicy(), clock: clock.Now, every: DefaultSampleEvery}
+	c := config{policy: DefaultPolicy(), every: DefaultSampleEvery}
 	if err := contract.Apply(ErrInvalid, &c, opts); err != nil {
 		return nil, err
+	}
+	ownClock := c.clock == nil
+	if ownClock {
+		c.clock = clock.Now
 	}
 	if err := c.policy.Validate(); err != nil {
 		return nil, err
@@ -240,6 +247,9 @@ func New(opts ...Option) (*Shedder, error) {
 	if s.cpu == nil {
 		s.sampler = NewCPU()
 		s.cpu = s.sampler.Read
+		if ownClock {
+			s.poll = s.sampler
+		}
 	}
 	s.seen.Store(now)
 	s.next.Store(now)
@@ -310,7 +320,10 @@ func (s *Shedder) pullBack(now int64) bool {
 }
 
 // Allow asks to start one call. It returns a promise to settle once the call has finished, or
-// [ErrOverloaded] when the server is hot and full.
+// [ErrOverloaded] when the server is hot and full. While the server is hot, a call it admits
+// yields its P once (runtime.Gosched) before Allow returns, so that the goroutines already
+// waiting for a P are decided, and refused in a few microseconds, before its work runs (see the
+// package doc); a cool server's calls never yield.
 func (s *Shedder) Allow() (Promise, error) {
 	var now int64 // the latest reading; the clock itself with WithRefresh(0)
 	if s.refresh == 0 {
@@ -318,8 +331,13 @@ func (s *Shedder) Allow() (Promise, error) {
 	} else {
 		now = s.seen.Load()
 	}
-	if cpu := s.cpu(); s.warm(cpu) && s.refuses(now, cpu) && s.refusal(now, cpu) {
-		return Promise{}, ErrOverloaded
+	hot := false
+	if cpu := s.cpu(); s.warm(cpu) {
+		v := s.decide(now, cpu)
+		if v == vRefuse && s.refusal(now, cpu) {
+			return Promise{}, ErrOverloaded
+		}
+		hot = v != vCool
 	}
 	rows := s.inFlight.rows.Current() // enter, written out: no call but the pin's
 	row := rows.Row(stripe.PinRow(rows))
@@ -331,6 +349,9 @@ func (s *Shedder) Allow() (Promise, error) {
 	stripe.Add(&w[tally.Admitted], 1)
 	tick := stripe.Load(&w[tally.Admitted])
 	stripe.Unpin()
+	if hot { // let the calls already waiting for a P decide first: see the package doc
+		runtime.Gosched()
+	}
 	if tick&s.untimed != 0 {
 		return Promise{s: s}, nil
 	}
@@ -339,6 +360,9 @@ func (s *Shedder) Allow() (Promise, error) {
 	}
 	start := s.clock()
 	s.observe(start)
+	if c := s.poll; c != nil && start >= c.due.Load() {
+		c.poll(start)
+	}
 	return Promise{s: s, start: start, timed: true}, nil
 }
 
@@ -368,6 +392,9 @@ func (s *Shedder) refusal(now int64, cpu int) bool {
 		return true
 	}
 	fresh := s.clock()
+	if c := s.poll; c != nil && fresh >= c.due.Load() {
+		c.poll(fresh)
+	}
 	moved := s.pullBack(fresh)
 	if !moved {
 		s.seen.Observe(fresh, s.gran)
@@ -376,22 +403,31 @@ func (s *Shedder) refusal(now int64, cpu int) bool {
 		// which under a flood of refusals every core would fight over.
 		moved = fresh-now >= s.gran
 	}
-	if !moved || s.refuses(fresh, cpu) {
+	if !moved || s.decide(fresh, cpu) == vRefuse {
 		return true
 	}
 	s.refused.Undo()
 	return false
 }
 
-// refuses decides a call at now: hot and full. A refusal marks the shedder dropped, which keeps
-// it hot through the cool-down.
-func (s *Shedder) refuses(now int64, cpu int) bool {
+// A verdict is what decide found: cool, hot but not full, or hot and full (refused).
+type verdict uint8
+
+const (
+	vCool verdict = iota
+	vHot
+	vRefuse
+)
+
+// decide decides a call at now: refused when hot and full. A refusal marks the shedder dropped,
+// which keeps it hot through the cool-down.
+func (s *Shedder) decide(now int64, cpu int) verdict {
 	if cpu >= s.p.CPU { // hot by the reading: the hot rule's first case, written out
 		if s.hotAt.Load() != now {
 			s.hotAt.Store(now)
 		}
 	} else if !s.hot(now, cpu) {
-		return false
+		return vCool
 	}
 	if s.refresh == 0 || now >= s.next.Load() {
 		s.fold(now, cpu)
@@ -400,12 +436,12 @@ func (s *Shedder) refuses(now int64, cpu int) bool {
 	// is over the limit
 	limit := s.p.limit(math.Float64frombits(s.capacity.Load()), cpu)
 	if !(math.Float64frombits(s.avg.Load()) > limit) || !(float64(s.inFlight.load()) > limit) {
-		return false
+		return vHot
 	}
 	if !s.dropped.Load() {
 		s.dropped.Store(true)
 	}
-	return true
+	return vRefuse
 }
 
 // fold refreshes the cached capacity, and tells WithEvents' function the server turned hot if it

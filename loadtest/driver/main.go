@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,9 @@ const capacity = 400.0
 var (
 	modes = []string{"none", "vegas", "gradient", "aimd", "knee", "shed"}
 	loads = []float64{0.5, 1, 2, 4}
+	// stepModes are the step scenario's protections: none, the shedder with its own sampler's
+	// preset, and with the sampler reading the process's CPU time alone.
+	stepModes = []string{"none", "shed", "shed-time"}
 )
 
 type summary struct {
@@ -51,9 +55,10 @@ type point struct {
 }
 
 type stats struct {
-	Seconds  float64            `json:"seconds"`
-	ByStatus map[string]summary `json:"by_status"`
-	Trace    []point            `json:"trace"`
+	Seconds        float64            `json:"seconds"`
+	ByStatus       map[string]summary `json:"by_status"`
+	BeforeByStatus map[string]summary `json:"before_by_status"`
+	Trace          []point            `json:"trace"`
 }
 
 // Cell is one run: a protection under one load.
@@ -71,7 +76,15 @@ type Cell struct {
 	// The client's view: from the request's scheduled instant to its response's last byte.
 	ClientAdmitted summary `json:"client_admitted"`
 	ClientRefused  summary `json:"client_refused"`
-	Trace          []point `json:"trace,omitempty"`
+	// The wait from the driver's send to the handler's entry, as the service saw it: in the
+	// kernel, in net/http and for the goroutine scheduler, before any protection could decide.
+	BeforeAdmitted summary `json:"before_admitted"`
+	BeforeRefused  summary `json:"before_refused"`
+	// ServiceCPU is the CPU time the service was given over the measured seconds, in CPUs
+	// (utime + stime of its /proc/PID/stat over the wall time; 0 where unknown): what the
+	// machine let it have.
+	ServiceCPU float64 `json:"service_cpu"`
+	Trace      []point `json:"trace,omitempty"`
 }
 
 // result is one request as the client saw it.
@@ -85,14 +98,16 @@ func main() {
 	service := flag.String("service", "", "the example service's binary")
 	out := flag.String("out", "loadtest/results", "results folder")
 	seconds := flag.Int("seconds", 6, "measured seconds per cell")
-	only := flag.String("only", "", "step: run only the CPU-bound step scenario and print it (no files written)")
+	only := flag.String("only", "", "step: run only the CPU-bound step scenario and print one JSON line a protection (no files written)")
+	stepModes := flag.String("step", strings.Join(stepModes, ","), "the protections of the step scenario, comma-separated")
 	flag.Parse()
 	if *service == "" {
 		log.Fatal("driver: -service is required")
 	}
 	sec := time.Duration(*seconds) * time.Second
+	steps := strings.Split(*stepModes, ",")
 	if *only == "step" {
-		for _, m := range []string{"none", "shed", "shed-sched"} {
+		for _, m := range steps {
 			c := step(*service, []string{"-mode", "cpu", "-work", "5ms"}, m)
 			b, _ := json.Marshal(c)
 			fmt.Println(string(b))
@@ -113,15 +128,15 @@ func main() {
 	// The CPU-bound service of one CPU: 5 ms of CPU a call, 1 s at 0.4× its nominal capacity (200
 	// calls a second), then 4× for 10 s, from the first request.
 	cpuArgs := []string{"-mode", "cpu", "-work", "5ms"}
-	var steps []Cell
-	for _, m := range []string{"none", "shed", "shed-sched"} {
-		steps = append(steps, step(*service, cpuArgs, m))
+	var stepCells []Cell
+	for _, m := range steps {
+		stepCells = append(stepCells, step(*service, cpuArgs, m))
 	}
 	must(os.MkdirAll(*out, 0o755))
-	raw, err := json.MarshalIndent(map[string]any{"unloaded": base, "cells": cells, "knee_cold": cold, "cpu_step": steps}, "", " ")
+	raw, err := json.MarshalIndent(map[string]any{"unloaded": base, "cells": cells, "knee_cold": cold, "cpu_step": stepCells}, "", " ")
 	must(err)
 	must(os.WriteFile(filepath.Join(*out, "raw.json"), raw, 0o644))
-	must(os.WriteFile(filepath.Join(*out, "README.md"), []byte(report(base, cells, cold, steps, *seconds)), 0o644))
+	must(os.WriteFile(filepath.Join(*out, "README.md"), []byte(report(base, cells, cold, stepCells, *seconds)), 0o644))
 	must(os.WriteFile(filepath.Join(*out, "loadtest.svg"), []byte(chart(cells)), 0o644))
 }
 
@@ -193,7 +208,10 @@ func drive(url string, rate func(time.Duration) float64, d time.Duration) []resu
 		go func(at time.Duration) {
 			defer wg.Done()
 			code := 0
-			if r, err := client.Get(url); err == nil {
+			req, err := http.NewRequest(http.MethodGet, url, nil)
+			must(err)
+			req.Header.Set("X-Sent-Unix-Nano", strconv.FormatInt(time.Now().UnixNano(), 10))
+			if r, err := client.Do(req); err == nil {
 				_, _ = io.Copy(io.Discard, r.Body)
 				r.Body.Close()
 				code = r.StatusCode
@@ -258,9 +276,32 @@ func fill(c *Cell, res []result, st stats, from time.Duration) {
 	c.ClientAdmitted, c.ClientRefused = summarize(adm), summarize(ref)
 	c.Admitted = st.ByStatus["200"]
 	c.Refused = st.ByStatus["503"]
+	c.BeforeAdmitted = st.BeforeByStatus["200"]
+	c.BeforeRefused = st.BeforeByStatus["503"]
 	if s := st.ByStatus["429"]; s.Count > c.Refused.Count {
 		c.Refused = s
+		c.BeforeRefused = st.BeforeByStatus["429"]
 	}
+}
+
+// cpuSeconds is the CPU time of process pid (utime + stime of /proc/PID/stat, in clock ticks of
+// 1/100 s); false where it cannot tell.
+func cpuSeconds(pid int) (float64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseFloat(f[11], 64)
+	k, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return (u + k) / 100, true
 }
 
 // cell runs one protection at one constant rate: warm-up, then a reset of the service's figures,
@@ -287,19 +328,46 @@ func cell(service string, args []string, mode string, load, rate float64, warm, 
 }
 
 // step runs the CPU-bound service: 1 s at 0.4× its nominal capacity, then 4× for 10 s; the
-// figures are of the last 5 s, the trace of the whole run; the client's first refusal after the
-// step is the shedder's time to hot.
+// figures (the client's, the service's and its CPU time) are of the last 5 s, the trace of the
+// whole run; the client's first refusal after the step is the shedder's time to hot.
 func step(service string, args []string, mode string) Cell {
 	const nominal = 200.0
 	cmd, addr := start(service, args, mode)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	c := Cell{Mode: mode, Load: 4, Rate: 4 * nominal, Seconds: 5, LoadAvg: loadavg()}
+	// At 6 s the service's figures restart (its trace goes on) and its CPU time is read, so both
+	// cover the same last 5 s as the client's figures.
+	var cpu [2]float64
+	var cpuOK [2]bool
+	var mu sync.Mutex
+	from := time.AfterFunc(6*time.Second, func() {
+		v, ok := cpuSeconds(cmd.Process.Pid)
+		mu.Lock()
+		cpu[0], cpuOK[0] = v, ok
+		mu.Unlock()
+		if r, err := http.Get("http://" + addr + "/reset?keep-trace"); err == nil {
+			r.Body.Close()
+		}
+	})
+	defer from.Stop()
+	to := time.AfterFunc(11*time.Second, func() {
+		v, ok := cpuSeconds(cmd.Process.Pid)
+		mu.Lock()
+		cpu[1], cpuOK[1] = v, ok
+		mu.Unlock()
+	})
+	defer to.Stop()
 	res := drive("http://"+addr+"/work", func(at time.Duration) float64 {
 		if at < time.Second {
 			return 0.4 * nominal
 		}
 		return 4 * nominal
 	}, 11*time.Second)
+	mu.Lock()
+	if cpuOK[0] && cpuOK[1] {
+		c.ServiceCPU = (cpu[1] - cpu[0]) / c.Seconds
+	}
+	mu.Unlock()
 	st := serverStats(addr)
 	fill(&c, res, st, 6*time.Second)
 	c.Trace = st.Trace
@@ -375,14 +443,18 @@ func report(base Cell, cells []Cell, cold Cell, steps []Cell, seconds int) strin
 	fmt.Fprintf(&b, "## Knee from a cold start\n\nA fresh service under Knee at 4× from its first request (no warm-up), %.0f s, load average %s: the limit went through %v (every 100 ms, distinct values in order; the pool has 20 slots) and lay within [15, 40] for good from %.1f s on (-1: it ended outside); goodput %.0f rps over the run, admitted p99 %.1f ms (server).\n\n",
 		cold.Seconds, cold.LoadAvg, limits(cold.Trace), coldSettle(cold.Trace, 15, 40), cold.GoodputRPS, cold.Admitted.P99)
 	b.WriteString("## The shedder on a CPU-bound service: a step overload\n\n")
-	b.WriteString("The service in `-mode cpu`: each call computes for 5 ms of CPU, GOMAXPROCS=1 (a server of one CPU), nominal capacity 200 calls a second (less the HTTP work). `shed` reads the CPU with shed's own sampler (the process's own time over GOMAXPROCS CPUs, folded by the preset CPUPolicy); `shed-sched` gives the same shedder a reading from the Go scheduler's view (the share of 10 ms ticks that find a goroutine waiting for the one P, folded by the same shed.CPUAverage), which reads a saturated P as hot even when other load on the machine keeps the process from a whole core. The driver sends 0.4× capacity for 1 s, so the sampler's first readings are low, then 4× (800 a second) for 10 s. Time to hot: from the step to the first refusal the client saw. Client figures of the last 5 s; server figures (the service's own, from its outermost handler's entry to its return) of the whole run.\n\n")
-	b.WriteString("| protection | time to hot | goodput rps | admitted p99 ms (client) | refused rps | refused p50 ms (client) | refused p99 ms (client) | refused p99 ms (server) | client errors | load avg |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("The service in `-mode cpu`: each call computes for 5 ms of CPU, GOMAXPROCS=1 (a server of one CPU), nominal capacity 200 calls a second (less the HTTP work). `shed` reads the CPU with shed's own sampler and its preset (the CPU time the process's threads used and waited for on the kernel's run queues, over GOMAXPROCS CPUs); `shed-time` with the same sampler reading the process's CPU time alone (CPUPolicy.Queued false), which stays under the threshold when other load on the machine keeps the process from a whole core. The driver sends 0.4× capacity for 1 s, so the sampler's first readings are low, then 4× (800 a second) for 10 s. Time to hot: from the step to the first refusal the client saw. All figures are of the last 5 s. The server's own: from its outermost handler's entry to its return; before the handler: from the driver's send (a header stamped with the machine's clock) to the handler's entry, the time a request waits in the kernel, in net/http and for the goroutine scheduler, before any protection can decide. Service CPU: the CPU time the machine gave the service, in CPUs; goodput per service CPU tells the server's efficiency from the machine's share.\n\n")
+	b.WriteString("| protection | time to hot | goodput rps | service CPU | goodput per CPU | admitted p99 ms (client) | refused rps | refused p50 ms (client) | refused p99 ms (client) | refused p50 / p99 ms before the handler | refused p99 ms (server) | client errors | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range steps {
 		hot := "never"
 		if len(c.Trace) > 0 && c.Trace[0].Ms >= 0 {
 			hot = fmt.Sprintf("%d ms", c.Trace[0].Ms)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %.1f | %.0f | %.2f | %.2f | %.2f | %d | %s |\n", c.Mode, hot, c.GoodputRPS, c.ClientAdmitted.P99, c.RefusedRPS, c.ClientRefused.P50, c.ClientRefused.P99, c.Refused.P99, c.Errors, c.LoadAvg)
+		perCPU := "-"
+		if c.ServiceCPU > 0 {
+			perCPU = fmt.Sprintf("%.0f", c.GoodputRPS/c.ServiceCPU)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f | %s | %.1f | %.0f | %.2f | %.2f | %.1f / %.1f | %.2f | %d | %s |\n", c.Mode, hot, c.GoodputRPS, c.ServiceCPU, perCPU, c.ClientAdmitted.P99, c.RefusedRPS, c.ClientRefused.P50, c.ClientRefused.P99, c.BeforeRefused.P50, c.BeforeRefused.P99, c.Refused.P99, c.Errors, c.LoadAvg)
 	}
 	return b.String()
 }

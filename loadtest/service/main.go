@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,7 +35,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8089", "loopback address to listen on")
 	protect := flag.String("protect", "none", "none, vegas, gradient, aimd, knee or shed")
 	mode := flag.String("mode", "pool", "pool (a worker pool) or cpu (CPU-bound work)")
-	cpuRead := flag.String("cpu", "process", "the shedder's CPU reading: process (shed's sampler: the process's own time over GOMAXPROCS) or sched (the share of 10 ms ticks that find a goroutine waiting for a P)")
+	cpuRead := flag.String("cpu", "process", "the shedder's CPU reading: process (shed's own sampler, its preset: the process's own time over GOMAXPROCS CPUs, with the time its threads waited for a CPU), time (shed's sampler reading the process's own time alone), or sched (the share of 10 ms ticks that find a goroutine waiting for a P)")
 	workers := flag.Int("workers", 20, "worker slots (-mode pool)")
 	work := flag.Duration("work", 50*time.Millisecond, "time a call holds its slot (-mode pool), or CPU time a call computes (-mode cpu)")
 	flag.Parse()
@@ -64,7 +65,7 @@ func main() {
 	default:
 		log.Fatalf("unknown mode %q", *mode)
 	}
-	st := &stats{byStatus: map[int][]int32{}, start: time.Now()}
+	st := &stats{byStatus: map[int][]int32{}, beforeByStatus: map[int][]int32{}, start: time.Now()}
 	mw, err := protection(*protect, *cpuRead, st)
 	if err != nil {
 		log.Fatal(err)
@@ -148,6 +149,14 @@ func protection(mode, cpuRead string, st *stats) (wardhttp.Middleware, error) {
 		opts := []shed.Option{}
 		switch cpuRead {
 		case "process":
+		case "time":
+			p := shed.DefaultCPUPolicy()
+			p.Queued = false
+			c, err := shed.NewCPUWith(p)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, shed.WithCPU(c.Read))
 		case "sched":
 			opts = append(opts, shed.WithCPU(schedCPU()))
 		default:
@@ -216,8 +225,11 @@ func (st *stats) trace(read func() Point) {
 type stats struct {
 	mu       sync.Mutex
 	byStatus map[int][]int32
-	start    time.Time
-	points   []Point
+	// beforeByStatus is, by status, how long each request waited between the driver sending it
+	// and the handler's entry, in microseconds.
+	beforeByStatus map[int][]int32
+	start          time.Time
+	points         []Point
 }
 
 // codeKey is the context key of the status a request was answered with: the work handler and the
@@ -237,23 +249,39 @@ func refuse(w http.ResponseWriter, r *http.Request, ref wardhttp.Refusal) {
 	wardhttp.Refuse(w, r, ref)
 }
 
+// sentHeader carries the instant the driver sent a request, in Unix nanoseconds: the driver and
+// the service share the machine's clock, so the service can tell how long a request waited before
+// its handler ran (in the kernel, in net/http, and for the goroutine scheduler).
+const sentHeader = "X-Sent-Unix-Nano"
+
 func (st *stats) record(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
+		before := int32(-1)
+		if sent, err := strconv.ParseInt(r.Header.Get(sentHeader), 10, 64); err == nil {
+			before = int32(max(t0.UnixNano()-sent, 0) / int64(time.Microsecond))
+		}
 		code := 499 // the client went away before an answer
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), codeKey{}, &code)))
 		us := int32(time.Since(t0) / time.Microsecond)
 		st.mu.Lock()
 		st.byStatus[code] = append(st.byStatus[code], us)
+		if before >= 0 {
+			st.beforeByStatus[code] = append(st.beforeByStatus[code], before)
+		}
 		st.mu.Unlock()
 	})
 }
 
-func (st *stats) reset(w http.ResponseWriter, _ *http.Request) {
+// reset clears the figures, and the trace with its clock unless the query says keep-trace.
+func (st *stats) reset(w http.ResponseWriter, r *http.Request) {
 	st.mu.Lock()
 	st.byStatus = map[int][]int32{}
-	st.start = time.Now()
-	st.points = nil
+	st.beforeByStatus = map[int][]int32{}
+	if !r.URL.Query().Has("keep-trace") {
+		st.start = time.Now()
+		st.points = nil
+	}
 	st.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -272,15 +300,25 @@ func (st *stats) serve(w http.ResponseWriter, _ *http.Request) {
 	out := struct {
 		Seconds  float64         `json:"seconds"`
 		ByStatus map[int]Summary `json:"by_status"`
-		Trace    []Point         `json:"trace"`
-	}{time.Since(st.start).Seconds(), map[int]Summary{}, slices.Clone(st.points)}
+		// BeforeByStatus: the wait between the driver's send and the handler's entry.
+		BeforeByStatus map[int]Summary `json:"before_by_status"`
+		Trace          []Point         `json:"trace"`
+	}{time.Since(st.start).Seconds(), map[int]Summary{}, map[int]Summary{}, slices.Clone(st.points)}
 	for code, v := range st.byStatus {
-		s := slices.Clone(v)
-		slices.Sort(s)
-		q := func(p float64) float64 { return float64(s[min(int(p*float64(len(s))), len(s)-1)]) / 1000 }
-		out.ByStatus[code] = Summary{len(s), q(0.5), q(0.9), q(0.99), float64(s[len(s)-1]) / 1000}
+		out.ByStatus[code] = summarize(v)
+	}
+	for code, v := range st.beforeByStatus {
+		out.BeforeByStatus[code] = summarize(v)
 	}
 	st.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// summarize sorts a copy of v (microseconds) and returns its count and percentiles.
+func summarize(v []int32) Summary {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	q := func(p float64) float64 { return float64(s[min(int(p*float64(len(s))), len(s)-1)]) / 1000 }
+	return Summary{len(s), q(0.5), q(0.9), q(0.99), float64(s[len(s)-1]) / 1000}
 }
