@@ -170,7 +170,8 @@ type base struct {
 // close what it holds and stop its evictor.
 //
 // Driven from one goroutine with an injected clock and draw, a Pool gives exactly the answers of
-// a [Core] with the same limits and ward.
+// a [Core] with the same limits and ward. Under testing/synctest, make and use a Pool inside one
+// bubble: the channels its callers wait on are kept for its later waits.
 type Pool[T comparable] struct {
 	_           stripe.NoCopy
 	b           base
@@ -179,6 +180,8 @@ type Pool[T comparable] struct {
 	close       func(T)
 	roll        func() float64
 	dialTimeout time.Duration
+
+	waiters sync.Pool // *waiter, for reuse: see waiter
 
 	mu      sync.Mutex
 	g       guard
@@ -422,8 +425,12 @@ func (b *base) take() (uint32, bool) {
 	// and one that escapes where the iterator is not inlined.
 	for r := b.cache.Current(); r != nil; r = r.Prev() {
 		for k := range r.Len() {
-			if v := atomic.SwapInt64((*int64)(r.Row(k)), 0); v != 0 {
-				return uint32(v - 1), true
+			// A load first: an empty row of another P is read, not written, so its line is
+			// not pulled away from that P.
+			if w := (*int64)(r.Row(k)); atomic.LoadInt64(w) != 0 {
+				if v := atomic.SwapInt64(w, 0); v != 0 {
+					return uint32(v - 1), true
+				}
 			}
 		}
 	}
@@ -574,6 +581,9 @@ type grant struct {
 	err  error
 }
 
+// waiter is one Acquire waiting its turn. A waiter is reused by the pool's later waits (its
+// channel is empty and it is out of the queue whenever it goes back to p.waiters), so a wait
+// allocates nothing once the pool has had as many waiting at once.
 type waiter struct {
 	ch         chan grant
 	prev, next *waiter
@@ -614,12 +624,16 @@ func (p *Pool[T]) give(g grant) {
 }
 
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
-	// A waiter of its own (one small allocation on the slow path): a waiter kept for reuse across
-	// calls would carry its channel from one testing/synctest bubble into another.
-	w := &waiter{ch: make(chan grant, 1)}
+	// The pool's own waiters are reused, never another pool's: a pool's waits stay within the
+	// testing/synctest bubble the pool is used in.
+	w, _ := p.waiters.Get().(*waiter)
+	if w == nil {
+		w = &waiter{ch: make(chan grant, 1)}
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
+		p.waiters.Put(w)
 		return Loan[T]{}, ErrClosed
 	}
 	p.enqueue(w)
@@ -627,33 +641,28 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 	p.mu.Unlock()
 	p.closeAll(out)
 	var g grant
-	select {
-	case g = <-w.ch:
-	case <-ctx.Done():
-		p.mu.Lock()
-		if w.queued {
-			p.dequeue(w)
+	if done := ctx.Done(); done == nil { // a context that never ends: a plain receive
+		g = <-w.ch
+	} else {
+		select {
+		case g = <-w.ch:
+		case <-done:
+			p.mu.Lock()
+			if w.queued {
+				p.dequeue(w)
+				p.mu.Unlock()
+				p.waiters.Put(w)
+				p.b.counts.Add(tally.Abandoned)
+				return Loan[T]{}, ctx.Err()
+			}
 			p.mu.Unlock()
+			p.abandon(<-w.ch) // served while giving up: undo it
+			p.waiters.Put(w)
 			p.b.counts.Add(tally.Abandoned)
 			return Loan[T]{}, ctx.Err()
 		}
-		p.mu.Unlock()
-		g = <-w.ch // served while giving up: undo it
-		switch {
-		case g.err != nil:
-		case g.make:
-			p.mu.Lock()
-			p.g.back(p.b.slots[g.i].loan, p.b.clock(), false)
-			p.unmake(g.i)
-			out := p.serve(p.b.clock(), nil)
-			p.mu.Unlock()
-			p.closeAll(out)
-		default:
-			p.loan(g.i, g.w).release()
-		}
-		p.b.counts.Add(tally.Abandoned)
-		return Loan[T]{}, ctx.Err()
 	}
+	p.waiters.Put(w) // out of the queue, its channel empty
 	if g.err != nil {
 		if g.err != ErrClosed {
 			p.b.counts.Add(tally.Refused)
@@ -664,6 +673,22 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 		return p.loan(g.i, g.w), nil
 	}
 	return p.make(ctx, g.i)
+}
+
+// abandon undoes g, served to a caller that gave up.
+func (p *Pool[T]) abandon(g grant) {
+	switch {
+	case g.err != nil:
+	case g.make:
+		p.mu.Lock()
+		p.g.back(p.b.slots[g.i].loan, p.b.clock(), false)
+		p.unmake(g.i)
+		out := p.serve(p.b.clock(), nil)
+		p.mu.Unlock()
+		p.closeAll(out)
+	default:
+		p.loan(g.i, g.w).release()
+	}
 }
 
 // unmake frees a slot reserved to make. Under the lock.
@@ -916,7 +941,12 @@ func (p *Pool[T]) releaseSlow(i uint32) {
 	p.g.back(s.loan, now, true)
 	s.loan = 0
 	s.rested = now
-	out := p.serve(now, p.keep(i, now, nil))
+	out := p.keep(i, now, nil)
+	if s.word.Load()&stMask != stLent {
+		// Not handed to a waiter: serve what it changed. Handed on, it changed neither the idle
+		// set nor the room to make, which every change serves as it happens.
+		out = p.serve(now, out)
+	}
 	p.mu.Unlock()
 	p.closeAll(out)
 }

@@ -210,6 +210,44 @@ func TestPoolAcquireReleaseAllocs(t *testing.T) {
 	}
 }
 
+// A caller that waits its turn and is handed a resource allocates nothing once the pool has had
+// as many waiting at once, with a context that can end and with one that cannot.
+func TestPoolWaitAllocs(t *testing.T) {
+	c := &counts{}
+	p := newPool(t, c, limits(1, 1, 0, 0))
+	defer p.Close()
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, ctx := range []context.Context{context.Background(), cancelable} {
+		kick, got := make(chan struct{}), make(chan Loan[*res])
+		go func() { // the waiter: Acquires while the test holds the only resource
+			for range kick {
+				l, err := p.Acquire(ctx)
+				if err != nil {
+					panic(err)
+				}
+				got <- l
+			}
+		}()
+		held, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait := func() {
+			kick <- struct{}{}
+			waitFor(t, "a caller waiting", func() bool { return p.Stats().Waiting == 1 })
+			held.Release() // handed to the waiter
+			held = <-got
+		}
+		wait() // the pool's first waiter is made here
+		if n := testing.AllocsPerRun(1000, wait); n != 0 {
+			t.Errorf("a wait served by a Release allocates %v times, want 0", n)
+		}
+		close(kick)
+		held.Release()
+	}
+}
+
 // waitFor yields until cond holds (bounded: it fails rather than spin for ever).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
