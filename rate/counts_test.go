@@ -3,6 +3,8 @@ package rate
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -259,4 +261,56 @@ func ExampleWithCounts() {
 	c := b.Counts()
 	fmt.Println(c.Admitted, c.Refused)
 	// Output: 2 1
+}
+
+// TestCountsAgree: a BucketLimiter built WithCounts decides every call as one built without it
+// and as a Bucket, over random traces of Allow and TakeAt at the instants move picks (grants,
+// refusals, pull-backs after jumps between origins, the ends of the range), and counts exactly
+// the answers it gave; the counting never starts leases.
+func TestCountsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 11))
+	for _, rate := range []float64{1e9, 6e8, 1e6, 7, 1e-3} {
+		for _, burst := range []int{1, 3, 1000} {
+			start := []int64{0, math.MinInt64, 1_780_000_000_000_000_000}[r.IntN(3)]
+			p := newPair(t, rate, burst, start)
+			counted, err := NewBucketLimiter(rate, burst, WithCounts(), WithClock(func() int64 { return p.now }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			every := 1e9 / rate
+			var want ward.Counts
+			wait := time.Duration(0)
+			for i := range 20_000 {
+				var ok, cok bool
+				if n := r.IntN(burst+2) - 1; r.IntN(4) == 0 {
+					ok, wait = p.b.TakeAt(p.now, n)
+					if lok, _ := p.l.TakeAt(p.now, n); lok != ok {
+						t.Fatalf("rate %v burst %d step %d: TakeAt(%d, %d) = %v, Bucket %v", rate, burst, i, p.now, n, lok, ok)
+					}
+					cok, _ = counted.TakeAt(p.now, n)
+				} else {
+					ok, wait = p.b.TakeAt(p.now, 1)
+					if lok := p.l.Allow(); lok != ok {
+						t.Fatalf("rate %v burst %d step %d: Allow at %d = %v, Bucket %v", rate, burst, i, p.now, lok, ok)
+					}
+					cok = counted.Allow()
+				}
+				if cok != ok {
+					t.Fatalf("rate %v burst %d step %d at %d: counted %v, Bucket %v", rate, burst, i, p.now, cok, ok)
+				}
+				if ok {
+					want.Admitted++
+				} else {
+					want.Refused++
+				}
+				p.now = move(r, p.now, start, every, burst, wait)
+			}
+			if got := counted.Counts(); got != want {
+				t.Errorf("rate %v burst %d: Counts = %+v, want %+v", rate, burst, got, want)
+			}
+			if !counted.Counting() || counted.state() != leaseOff || p.l.Counting() {
+				t.Errorf("rate %v burst %d: Counting %v (state %d), uncounted Counting %v", rate, burst, counted.Counting(), counted.state(), p.l.Counting())
+			}
+		}
+	}
 }

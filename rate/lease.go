@@ -50,41 +50,48 @@ const (
 	leaseWords
 )
 
-// The states of BucketLimiter.leasing.
+// The states of BucketLimiter.leasing, in its low bits (leaseState).
 const (
 	leaseOff      int32 = iota // one shared word
 	leaseWanted                // a compare-and-set on the TAT failed: the next call starts leasing
 	leaseStarting              // one caller is making the table of leases
 	leaseOn                    // every call goes through its P's lease
 
-	leaseNever int32 = -1 // no state: what a limiter whose every call takes decide compares leasing to
+	leaseState int32 = 3 // the bits of leasing that hold the state
+	// A bit of leasing beside the state, set at construction and never changed: the limiter counts
+	// its calls (WithCounts). One load then tells Allow both whether it may take its short path
+	// (no other bit set) and whether to count.
+	counting int32 = 4
 )
+
+// state returns the leasing state: leaseOff, leaseWanted, leaseStarting or leaseOn.
+func (b *BucketLimiter) state() int32 { return b.leasing.Load() & leaseState }
 
 // collided records that a compare-and-set on the TAT failed. Small enough to inline, so the
 // shared-word path stays a leaf.
 func (b *BucketLimiter) collided() {
-	if b.leasable {
-		b.leasing.CompareAndSwap(leaseOff, leaseWanted)
+	if st := b.leasing.Load(); b.leasable && st&leaseState == leaseOff {
+		b.leasing.CompareAndSwap(st, st|leaseWanted)
 	}
 }
 
 // leasingOn reports whether calls go to leased: leasing is on, or wanted.
-func (b *BucketLimiter) leasingOn() bool { return b.leasing.Load() != leaseOff }
+func (b *BucketLimiter) leasingOn() bool { return b.state() != leaseOff }
 
 // start makes the table of leases if leasing is wanted, and reports whether it is on.
 func (b *BucketLimiter) start() bool {
-	if b.leasing.CompareAndSwap(leaseWanted, leaseStarting) {
+	if st := b.leasing.Load(); st&leaseState == leaseWanted && b.leasing.CompareAndSwap(st, st^leaseWanted|leaseStarting) {
 		b.leases.Init(leaseWords)
-		b.leasing.Store(leaseOn)
+		b.leasing.Store(st&^leaseState | leaseOn)
 		return true
 	}
-	return b.leasing.Load() == leaseOn
+	return b.state() == leaseOn
 }
 
 // leased answers a call for inc units of tokens at x from the caller's P's lease, taking a new
 // lease when it runs short. A refusal returns the TAT it was refused against.
 func (b *BucketLimiter) leased(x, inc uint64) (bool, uint64) {
-	if b.leasing.Load() != leaseOn && !b.start() {
+	if b.state() != leaseOn && !b.start() {
 		return b.take(x, inc) // another caller is making the table
 	}
 	r := b.leases.Current()

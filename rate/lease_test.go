@@ -21,7 +21,7 @@ func leasing(t *testing.T, b *BucketLimiter) *BucketLimiter {
 		t.Skip("leases need the P index (stripe.Pinned)")
 	}
 	b.leases.Init(leaseWords)
-	b.leasing.Store(leaseOn)
+	b.leasing.Store(b.leasing.Load()&^leaseState | leaseOn)
 	return b
 }
 
@@ -34,18 +34,18 @@ func TestLeasingStartsOnContention(t *testing.T) {
 		now += 500
 		b.Allow()
 	}
-	if b.leasing.Load() != leaseOff || b.leases.Current() != nil {
+	if b.state() != leaseOff || b.leases.Current() != nil {
 		t.Fatal("a limiter one goroutine calls started leasing")
 	}
 	b.collided()
 	b.Allow()
-	if want := stripe.Pinned && 1000 >= 4*stripe.Count(); (b.leasing.Load() == leaseOn) != want || (b.leases.Current() != nil) != want {
+	if want := stripe.Pinned && 1000 >= 4*stripe.Count(); (b.state() == leaseOn) != want || (b.leases.Current() != nil) != want {
 		t.Fatalf("after a collision leasing = %d, want on: %v", b.leasing.Load(), want)
 	}
 	small, _ := NewBucketLimiter(1e6, 1)
 	small.collided()
 	small.Allow()
-	if small.leasing.Load() != leaseOff {
+	if small.state() != leaseOff {
 		t.Fatal("a burst of 1 started leasing")
 	}
 }

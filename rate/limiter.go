@@ -108,13 +108,10 @@ type BucketLimiter struct {
 type bucketPolicy struct {
 	gcra
 	clock    func() int64 // WithClock; nil reads ward's clock, called directly
-	leasing  atomic.Int32 // leaseOff, leaseWanted, leaseStarting, leaseOn (lease.go)
+	leasing  atomic.Int32 // leaseOff, leaseWanted, leaseStarting, leaseOn, and the counting bit (lease.go)
 	leasable bool         // the build pins to Ps and the burst is large enough to lease
 	leases   stripe.Table // a lease per P, made when leasing starts
 	counts   *tally.Table // the calls' counts, per P: nil unless WithCounts
-	// leaseOff when the limiter does not count, leaseNever when it does: while leasing reads
-	// direct, a call takes first's short path before decide's.
-	direct int32
 }
 
 // NewBucketLimiter returns a full bucket of rate tokens per second holding at most burst: rate
@@ -132,7 +129,7 @@ func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, 
 	b := &BucketLimiter{bucketPolicy: bucketPolicy{gcra: g,
 		leasable: stripe.Pinned && int64(burst) >= 4*int64(stripe.Count()), counts: c.table()}}
 	if b.counts != nil {
-		b.direct = leaseNever
+		b.leasing.Store(counting)
 	}
 	if c.given {
 		b.clock = c.clock
@@ -159,17 +156,32 @@ func (b *BucketLimiter) Allow() bool {
 		now = b.clock()
 	}
 	x := b.at(now)
-	if b.leasing.Load() == b.direct { // take's first round for one token, written out: no call
+	// take's first round for one token and decide's count, written out while leasing is off: no
+	// call but the count's.
+	if st := b.leasing.Load(); st&^counting == leaseOff {
 		tat := b.tat.Load()
-		if d := tat - x; tat <= x || d <= b.room { // max(tat, x) + one lies within tau of x
-			if base := max(tat, x); base+b.one > base { // and within the range: grant
-				if b.tat.CompareAndSwap(tat, base+b.one) {
-					return true
+		base := x // max(tat, x), the start of the call's slot
+		if tat > x {
+			if d := tat - x; d > b.room { // refused
+				if d > b.far { // skewed: decide pulls the TAT back
+					ok, _ := b.decide(x, b.one)
+					return ok
 				}
-				b.collided()
+				if st != leaseOff {
+					count(b.counts, false)
+				}
+				return false
 			}
-		} else if d <= b.far { // refused, and not skewed: nothing to write
-			return false
+			base = tat
+		}
+		if next := base + b.one; next > base { // within the range: granted
+			if b.tat.CompareAndSwap(tat, next) {
+				if st != leaseOff {
+					count(b.counts, true)
+				}
+				return true
+			}
+			b.collided()
 		}
 	}
 	ok, _ := b.decide(x, b.one)
@@ -281,7 +293,7 @@ func (b *BucketLimiter) Acquire(now int64) bool {
 // cannot hold it.
 func (b *BucketLimiter) Release(now int64) {
 	x := b.at(now)
-	if b.leasing.Load() == leaseOn {
+	if b.state() == leaseOn {
 		b.releaseLeased(x)
 		return
 	}
