@@ -114,9 +114,10 @@
 // next call reads the real clock itself and starts it again; so the reading an idle Acquire or
 // Release uses is at most one tick old, plus however late the runtime runs the timer. A resource
 // can therefore be lent up to that much past Keep or Life, or be retired that much early; when
-// the shorter age is under 3.2 ms every call reads the clock. Making, retiring and waiting always
-// read the real clock, and a clock given by [WithClock] is read at every decision (so a test
-// replays a pool exactly).
+// the shorter age is under 3.2 ms every call reads the clock. A Release decides on that reading
+// whether it hands its resource to a waiter, keeps it or retires it; making, evicting, and
+// serving a waiter from the idle set read the real clock, and a clock given by [WithClock] is
+// read at every decision (so a test replays a pool exactly).
 //
 // # Edge cases
 //

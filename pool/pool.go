@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -637,7 +638,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 		return Loan[T]{}, ErrClosed
 	}
 	p.enqueue(w)
-	out := p.serve(p.b.clock(), nil)
+	out := p.serve(unread, nil)
 	p.mu.Unlock()
 	p.closeAll(out)
 	var g grant
@@ -828,11 +829,19 @@ func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing[T]) {
 	p.closeAll(out)
 }
 
-// serve hands what the pool can to the callers waiting, first come first served, at now. Under
-// the lock; returns out with the slots to close appended.
+// unread stands for an instant not read yet: serve reads the clock when it first needs one. (A
+// clock that reads exactly this is read again, which gives the same reading.)
+const unread = math.MinInt64
+
+// serve hands what the pool can to the callers waiting, first come first served, at now (or at
+// the clock's reading when it first needs one, if now is unread). Under the lock; returns out
+// with the slots to close appended.
 func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 	for p.head != nil {
 		if i, ok := p.b.take(); ok {
+			if now == unread {
+				now = p.b.clock()
+			}
 			s := &p.b.slots[i]
 			if p.b.timed && p.b.lim.stale(now, s.born, s.rested) {
 				out = append(out, p.retire(i))
@@ -853,6 +862,9 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 		}
 		if p.live >= p.b.lim.Size {
 			return out
+		}
+		if now == unread {
+			now = p.b.clock()
 		}
 		kind, wait, loan := p.g.admit(now, p.roll())
 		switch kind {
@@ -937,15 +949,24 @@ func (p *Pool[T]) closeAll(out []uint32) {
 func (p *Pool[T]) releaseSlow(i uint32) {
 	s := &p.b.slots[i]
 	p.mu.Lock()
-	now := p.b.clock()
+	// The instant it is kept or handed on at: giveBack's reading when ages are read, as a Release
+	// that needs no lock decides; none without ages (nothing reads it then); the clock's when the
+	// shedder times the loan.
+	now := s.rested
+	if p.b.lends {
+		now = p.b.clock()
+		s.rested = now
+	} else if !p.b.timed {
+		now = unread
+	}
 	p.g.back(s.loan, now, true)
 	s.loan = 0
-	s.rested = now
 	out := p.keep(i, now, nil)
 	if s.word.Load()&stMask != stLent {
-		// Not handed to a waiter: serve what it changed. Handed on, it changed neither the idle
-		// set nor the room to make, which every change serves as it happens.
-		out = p.serve(now, out)
+		// Not handed to a waiter: serve what it changed, at the clock's reading. Handed on, it
+		// changed neither the idle set nor the room to make, which every change serves as it
+		// happens.
+		out = p.serve(unread, out)
 	}
 	p.mu.Unlock()
 	p.closeAll(out)
