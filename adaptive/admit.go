@@ -50,22 +50,16 @@ func (q *Queue) Admit(ctx context.Context) (ward.Admission, error) {
 	return s.lease.admission((*queueSettler)(q)), nil
 }
 
-// admission carries the lease in the two words of an Admission: its start, and its in-flight
-// reading with the timed bit. The lease itself is left settled.
+// admission carries the lease in the two words of an Admission: its start and its probe. The
+// lease itself is left settled.
 func (ls *Lease) admission(s ward.Settler) ward.Admission {
-	b := ls.inFlight << 1
-	if ls.timed {
-		b |= 1
-	}
-	start := ls.start
+	start, probe := ls.start, ls.probe
 	ls.lim = nil
-	return ward.Admitted(s, start, b)
+	return ward.Admitted(s, start, probe)
 }
 
 // lease rebuilds the Lease an admission carried.
-func lease(l *Limiter, a, b int64) Lease {
-	return Lease{lim: l, start: a, inFlight: b >> 1, timed: b&1 != 0}
-}
+func lease(l *Limiter, a, b int64) Lease { return Lease{lim: l, start: a, probe: b} }
 
 // settleLease settles ls as o.
 func settleLease(ls *Lease, o ward.Outcome) {
@@ -89,7 +83,8 @@ type partitionSettler Partition
 
 func (s *partitionSettler) Settle(a, b int64, o ward.Outcome) {
 	p := (*Partition)(s)
-	pl := PartitionLease{lease(p.set.l, a, b), p}
+	pl := PartitionLease{lease(p.set.l, a, b)}
+	pl.lease.part = p
 	contract.Settle(o, pl.Pass, pl.Fail, pl.Ignore)
 }
 

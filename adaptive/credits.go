@@ -152,12 +152,12 @@ func (l *Limiter) stealOne() bool {
 	return false
 }
 
-// rowsOf returns row i of r and, when x is not nil, of x's current rows; row is nil when either
-// table has no row i.
-func rowsOf(r *stripe.Rows, x *stripe.Table, i int) (row, xrow unsafe.Pointer) {
+// rowsOf returns row i of r and, when p is not nil, of p's counts; row is nil when either has no
+// row i.
+func rowsOf(r *stripe.Rows, p *Partition, i int) (row, xrow unsafe.Pointer) {
 	row = r.Row(i)
-	if x != nil {
-		if xrow = x.Current().Row(i); xrow == nil {
+	if p != nil {
+		if xrow = p.counts.Current().Row(i); xrow == nil {
 			row = nil
 		}
 	}
@@ -165,19 +165,19 @@ func rowsOf(r *stripe.Rows, x *stripe.Table, i int) (row, xrow unsafe.Pointer) {
 }
 
 // pinGrown pins the calling goroutine to its P and returns the P's rows, as rowsOf does, after
-// GOMAXPROCS grew past the rows of l.pools or x: it grows them (Pin grows a table to hold the P
-// the goroutine is pinned to) until the P it pins has a row in both. The rows made before a
-// growth are kept, so a credit or a count written there is not lost.
-func (l *Limiter) pinGrown(x *stripe.Table) (row, xrow unsafe.Pointer) {
+// GOMAXPROCS grew past the rows of l.pools or of p's counts: it grows them (Pin grows a table to
+// hold the P the goroutine is pinned to) until the P it pins has a row in both. The rows made
+// before a growth are kept, so a credit or a count written there is not lost.
+func (l *Limiter) pinGrown(p *Partition) (row, xrow unsafe.Pointer) {
 	for {
 		l.pools.Pin()
 		stripe.Unpin()
-		if x != nil {
-			x.Pin()
+		if p != nil {
+			p.counts.Pin()
 			stripe.Unpin()
 		}
 		r := l.pools.Current()
-		if row, xrow = rowsOf(r, x, stripe.PinRow(r)); row != nil {
+		if row, xrow = rowsOf(r, p, stripe.PinRow(r)); row != nil {
 			return row, xrow
 		}
 		stripe.Unpin()

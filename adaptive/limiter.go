@@ -94,7 +94,7 @@ type limiterShared struct {
 type limiterCold struct {
 	clock  func() int64
 	w      Window
-	every  int64 // time one call in every; a power of two
+	mask   int64 // every - 1: time one call in every (WithSampleEvery's n, a power of two)
 	own    func(error) bool
 	fail   func(error) bool
 	pools  stripe.Table // per P: the credits parked there, its counts, its timed calls' histogram (wPool…)
@@ -191,7 +191,7 @@ func New(rule Rule, opts ...Option) (*Limiter, error) {
 		return nil, err
 	}
 	l := &Limiter{}
-	l.clock, l.w, l.every, l.own, l.fail, l.rule = c.clock, c.w, int64(c.every), c.own, c.fail, rule
+	l.clock, l.w, l.mask, l.own, l.fail, l.rule = c.clock, c.w, int64(c.every-1), c.own, c.fail, rule
 	l.events = c.events
 	l.pools.Init(rowWords)
 	l.setLimit(limitOfRule(rule))
@@ -208,10 +208,10 @@ func (l *Limiter) Now() int64 { return l.clock() }
 // harmless no-op; settling two copies of one lease frees two slots, which is a bug in the caller).
 // The zero Lease is settled already.
 type Lease struct {
-	lim      *Limiter
-	start    int64 // clock reading at acquire; untimed when lim.every says so
-	inFlight int64
-	timed    bool
+	lim   *Limiter
+	start int64      // clock reading at acquire, for a timed call
+	probe int64      // a timed call's in-flight reading << 1 | 1 (the reading 0 when not taken); 0 untimed
+	part  *Partition // the partition of a PartitionLease's call; nil for the Limiter's own
 }
 
 // Acquire admits a call if fewer than the limit are in flight: it takes a credit from its P's
@@ -219,18 +219,22 @@ type Lease struct {
 // refusal.
 func (l *Limiter) Acquire() (Lease, bool) { return l.take(nil) }
 
-// take is Acquire. When x is not nil it also counts the call, admitted or refused, in the calling
-// P's row of x (a Partition's counts, internal/tally's order), in the same pinned section.
-func (l *Limiter) take(x *stripe.Table) (Lease, bool) {
+// take is Acquire. When p is not nil it is a call of that partition (Partition.Acquire): it is
+// refused as a borrower while another partition is hungry, counted, admitted or refused, in the
+// calling P's row of p's counts in the same pinned section, and it may start or end p's hunger.
+func (l *Limiter) take(p *Partition) (Lease, bool) {
+	if p != nil && p.set.hungry.Load() != 0 && p.borrows() {
+		return Lease{}, false
+	}
 	r := l.pools.Current()
 	if r == nil {
 		panic("adaptive: Limiter used without New")
 	}
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
-	row, xrow := rowsOf(r, x, stripe.PinRow(r))
+	row, xrow := rowsOf(r, p, stripe.PinRow(r))
 	if row == nil {
 		stripe.Unpin()
-		row, xrow = l.pinGrown(x)
+		row, xrow = l.pinGrown(p)
 	}
 	w := (*int64)(row)
 	if n := atomic.LoadInt64(w); n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1) {
@@ -240,6 +244,9 @@ func (l *Limiter) take(x *stripe.Table) (Lease, bool) {
 				tally.AddRow(xrow, tally.Refused)
 			}
 			stripe.Unpin()
+			if p != nil {
+				p.refused()
+			}
 			return Lease{}, false
 		}
 	}
@@ -248,19 +255,23 @@ func (l *Limiter) take(x *stripe.Table) (Lease, bool) {
 		tally.AddRow(xrow, tally.Admitted)
 	}
 	stripe.Unpin()
-	if t&(l.every-1) != 0 { // not one of the timed calls: no clock read
-		return Lease{lim: l}, true
+	if p != nil && p.hungry.Load() != 0 {
+		p.served()
 	}
-	return l.timedLease(t), true
+	if t&l.mask != 0 { // not one of the timed calls: no clock read
+		return Lease{lim: l, part: p}, true
+	}
+	return l.timedLease(t, p), true
 }
 
-// timedLease is the lease of the t-th call admitted on its P, one of those timed.
-func (l *Limiter) timedLease(t int64) Lease {
+// timedLease is the lease of the t-th call admitted on its P, one of those timed (of partition p
+// when not nil).
+func (l *Limiter) timedLease(t int64, p *Partition) Lease {
 	var n int64
-	if l.every == 1 || t&(inFlightEvery*l.every-1) == 0 {
+	if l.mask == 0 || t&(inFlightEvery*(l.mask+1)-1) == 0 {
 		n = l.inFlightNow()
 	}
-	return Lease{lim: l, start: l.clock(), inFlight: n, timed: true}
+	return Lease{lim: l, start: l.clock(), probe: n<<1 | 1, part: p}
 }
 
 // inFlightEvery: with sampling, one timed call in inFlightEvery also counts the calls in flight,
@@ -268,73 +279,79 @@ func (l *Limiter) timedLease(t int64) Lease {
 const inFlightEvery = 8
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (ls *Lease) Pass() { ls.settle(wPassed, nil) }
+func (ls *Lease) Pass() { ls.settle(wPassed) }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (ls *Lease) Fail() { ls.settle(wFailed, nil) }
+func (ls *Lease) Fail() { ls.settle(wFailed) }
 
 // Ignore settles a call whose outcome says nothing about load (the caller's own error or
 // cancellation, a bad request, a not found): it frees the slot and is no sample.
-func (ls *Lease) Ignore() { ls.settle(wIgnored, nil) }
+func (ls *Lease) Ignore() { ls.settle(wIgnored) }
 
-// settle settles the lease as o (wPassed, wFailed or wIgnored), counting it in x's row too when
-// x is not nil (see [Limiter.take]). Small enough to inline, so that a settle is one call.
-func (ls *Lease) settle(o uintptr, x *stripe.Table) {
+// settle settles the lease as o (wPassed, wFailed or wIgnored). Small enough to inline, so that
+// a settle is one call.
+func (ls *Lease) settle(o uintptr) {
 	if l := ls.lim; l != nil {
 		ls.lim = nil
-		l.release(o, x, ls)
+		l.release(o, ls)
 	}
 }
 
-// release gives the credit of ls, a call settled as o, back; counts the settle in the calling P's
-// row (and in x's, when x is not nil); and, for a timed call that is not an Ignore or for a
-// failure, records its sample. The counts, the response time and the credit are written in one
-// pinned section.
-func (l *Limiter) release(o uintptr, x *stripe.Table, ls *Lease) {
-	start, inFlight, timed := ls.start, ls.inFlight, ls.timed && o != wIgnored
-	rtt := int64(-1)
-	var now int64
-	if timed || o == wFailed {
-		now, rtt = l.before(start, inFlight, timed)
+// release settles ls, a call settled as o (its caller cleared it): gives its credit back, counts
+// the settle in the calling P's row (and in the row of its partition's counts, for a call of a
+// partition), and, for a timed call that is not an Ignore or for a failure, records its sample.
+// The response time, the counts and the credit are written in one pinned section, the counts
+// before the credit (a call racing for the credit never finds the settled call still in its
+// partition's count).
+func (l *Limiter) release(o uintptr, ls *Lease) {
+	p := ls.part
+	now, rtt := int64(0), int64(-1)
+	if ls.probe != 0 && o != wIgnored || o == wFailed {
+		now, rtt = l.before(ls, o)
 	}
-	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
+	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist (a zero
+	// Limiter has no lease to settle; its nil rows would fault in PinRow, before the pin).
 	r := l.pools.Current()
-	row, xrow := rowsOf(r, x, stripe.PinRow(r))
+	row, xrow := rowsOf(r, p, stripe.PinRow(r))
 	if row == nil {
 		stripe.Unpin()
-		row, xrow = l.pinGrown(x)
-	}
-	w := (*int64)(row)
-	n := atomic.AddInt64(w, 1)
-	tally.AddRow(row, o)
-	if xrow != nil {
-		tally.AddRow(xrow, o-wCounts)
+		row, xrow = l.pinGrown(p)
 	}
 	if rtt >= 0 {
 		tally.ObserveRow(row, wLatency, rtt) // the sample: its window reads the histogram's totals
 	}
+	tally.AddRow(row, o)
+	if xrow != nil {
+		tally.AddRow(xrow, o-wCounts)
+	}
+	w := (*int64)(row)
+	n := atomic.AddInt64(w, 1)
 	stripe.Unpin()
-	if n == 1 || n > 2*l.batch.Load() || l.central.Load() < 0 || atomic.LoadPointer(&l.queues) != nil {
+	// n is 1 (the pool filled from empty) or over 2×batch (overfull; batch >= 1): one compare.
+	if uint64(n-2) >= uint64(2*l.batch.Load()-1) || l.central.Load() < 0 || atomic.LoadPointer(&l.queues) != nil {
 		l.gave(w, n)
 	}
-	if timed && l.w.due(now, l.end.Load()) {
+	if p != nil && p.hungry.Load() != 0 && p.inFlight() == 0 {
+		p.sate() // hunger ends when the partition's calls in flight fall to zero
+	}
+	if rtt >= 0 && l.w.due(now, l.end.Load()) {
 		l.close(now)
 	}
 }
 
-// before is the part of a timed settle, or a failed one, that comes before its credit is given
-// back: it raises the window's in-flight maximum to the call's reading (an untimed failure takes
-// the reading now, counting itself); a timed call reads the clock (before the credit goes back,
-// since it may be handed to a waiter: the hand-off is not timed) and returns the reading and the
-// response time; an untimed failure returns rtt -1.
-func (l *Limiter) before(start, inFlight int64, timed bool) (now, rtt int64) {
-	if !timed {
+// before is the part of a settle that is a sample (see release) that comes before its credit is
+// given back: it raises the window's in-flight maximum to the call's reading (an untimed failure
+// takes the reading now, counting itself); a timed call reads the clock (before the credit goes
+// back, since it may be handed to a waiter: the hand-off is not timed) and returns the reading
+// and the response time; an untimed failure returns rtt -1.
+func (l *Limiter) before(ls *Lease, o uintptr) (now, rtt int64) {
+	if ls.probe == 0 || o == wIgnored {
 		l.saw(l.inFlightNow())
 		return 0, -1
 	}
-	l.saw(inFlight)
+	l.saw(ls.probe >> 1)
 	now = l.clock()
-	return now, max(now-start, 0)
+	return now, max(now-ls.start, 0)
 }
 
 // saw raises the open window's in-flight maximum to n.
@@ -427,6 +444,6 @@ func (p PermitAdapter) Acquire(int64) bool {
 // calls' settles may free one more than was taken (a bug in the caller either way).
 func (p PermitAdapter) Release(int64) {
 	if p.l.inFlightNow() > 0 {
-		p.l.release(wIgnored, nil, &Lease{})
+		p.l.release(wIgnored, &Lease{})
 	}
 }

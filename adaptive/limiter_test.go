@@ -230,7 +230,7 @@ func TestLimiterMatchesRule(t *testing.T) {
 				k := r.IntN(len(open))
 				lease := open[k]
 				open = append(open[:k], open[k+1:]...)
-				rtt, inflight := clk.now-lease.start, lease.inFlight
+				rtt, inflight := clk.now-lease.start, lease.probe>>1
 				switch r.IntN(20) {
 				case 0:
 					lease.Ignore()

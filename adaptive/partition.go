@@ -149,72 +149,46 @@ func (p *Partition) guarantee(limit int64) int64 {
 
 // PartitionLease is a call a [Partition] admitted: settle it once with Pass, Fail or Ignore, as
 // a [Lease] (which it settles). Settling the same variable twice is a no-op; the zero
-// PartitionLease is settled already.
+// PartitionLease, and one returned with a refusal, are settled already.
 type PartitionLease struct {
-	lease Lease
-	p     *Partition
+	lease Lease // its part is the partition
 }
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (pl *PartitionLease) Pass() { pl.settle(wPassed) }
+func (pl *PartitionLease) Pass() { pl.lease.settle(wPassed) }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (pl *PartitionLease) Fail() { pl.settle(wFailed) }
+func (pl *PartitionLease) Fail() { pl.lease.settle(wFailed) }
 
 // Ignore frees the slot without a sample.
-func (pl *PartitionLease) Ignore() { pl.settle(wIgnored) }
-
-// settle settles the lease as o: the settle is counted in the partition's row in the pinned
-// section that gives the credit back, before the credit is given (so a call of the same partition
-// racing for that slot never counts this one as in flight), and a hungry partition whose calls in
-// flight fell to zero stops being hungry.
-func (pl *PartitionLease) settle(o uintptr) {
-	if p := pl.p; p != nil {
-		pl.p = nil
-		pl.lease.settle(o, &p.counts)
-		if p.hungry.Load() != 0 && p.inFlight() == 0 {
-			p.sate()
-		}
-	}
-}
+func (pl *PartitionLease) Ignore() { pl.lease.settle(wIgnored) }
 
 // Acquire admits a call of this partition if the Limiter has a slot, unless the call would
 // borrow (this partition is at or beyond its guarantee) while another partition is hungry. It
 // never blocks and allocates nothing. A borrower refused for hunger is not counted in the
 // Limiter's Refused.
 func (p *Partition) Acquire() (PartitionLease, bool) {
-	if p.set.hungry.Load() != 0 {
-		return p.acquireHungry()
-	}
-	lease, ok := p.set.l.take(&p.counts)
-	if !ok {
-		p.refused()
-		return PartitionLease{}, false
-	}
-	return PartitionLease{lease, p}, true
+	lease, ok := p.set.l.take(p)
+	return PartitionLease{lease}, ok
 }
 
-// acquireHungry is Acquire while some partition is hungry: it reads this partition's calls in
-// flight to tell a borrower, which it refuses, from a call within the guarantee.
-func (p *Partition) acquireHungry() (PartitionLease, bool) {
-	n := p.inFlight() + 1 // with this call
-	g := p.guarantee(p.set.l.limit.Load())
-	if n > g && p.set.hungryBesides(p) {
+// borrows reports whether a call of p, taken while some partition is hungry, is a borrower (p is
+// at or beyond its guarantee with it) while a partition other than p is hungry: such a call is
+// refused, and counted so in p's row.
+func (p *Partition) borrows() bool {
+	if p.inFlight()+1 > p.guarantee(p.set.l.limit.Load()) && p.set.hungryBesides(p) {
 		tally.AddRow(p.counts.Pin(), tally.Refused)
 		stripe.Unpin()
-		return PartitionLease{}, false
+		return true
 	}
-	lease, ok := p.set.l.take(&p.counts)
-	if !ok {
-		if n <= g {
-			p.starve()
-		}
-		return PartitionLease{}, false
-	}
-	if n >= g {
+	return false
+}
+
+// served ends p's hunger once a call of it has been admitted at its guarantee.
+func (p *Partition) served() {
+	if p.inFlight() >= p.guarantee(p.set.l.limit.Load()) {
 		p.sate()
 	}
-	return PartitionLease{lease, p}, true
 }
 
 // refused marks the partition hungry when the Limiter refused a call of it within its guarantee.

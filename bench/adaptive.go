@@ -23,6 +23,11 @@ func wardGradient(every int) func() Call {
 	return func() Call { return must(uadaptive.Gradient(wide, every)) }
 }
 
+// wardPartition is a call through a partition of ward's Limiter (package user/adaptive).
+func wardPartition(every int) func() Call {
+	return func() Call { return must(uadaptive.Partition(wide, every)) }
+}
+
 // netflixGo builds the Go port's DefaultLimiter around a limit algorithm with a SimpleStrategy.
 // The port's WindowedLimit ignores samples under its minRTTThreshold, which defaults to 1e8 ns
 // (100 ms, documented as 100 µs: a factor of 1000 off); the comparison passes 1e5 (100 µs) so the
@@ -119,6 +124,7 @@ var Adaptive = Comparison{
 	Impls: []Impl{
 		{"ward", "Gradient2 rule; CAS in and out, a per-P stripe sample, one call in 8 timed (2 clock reads)", wardGradient(adaptive.DefaultSampleEvery)},
 		{"ward-every", "as ward, every call timed (2 clock reads per call, Netflix's behaviour)", wardGradient(1)},
+		{"ward-partition", "as ward, through the first of two partitions (70%/30%) of the limiter: the partition's counts in the same pinned sections", wardPartition(adaptive.DefaultSampleEvery)},
 		{"netflix-go-gradient2", "DefaultLimiter + WindowedLimit(Gradient2), SimpleStrategy: a global mutex per acquire, 2 clock reads, allocations per call", netflixGo(func() core.Limit {
 			return limit.NewDefaultGradient2Limit("bench", limit.NoopLimitLogger{}, core.EmptyMetricRegistryInstance)
 		}, true)},

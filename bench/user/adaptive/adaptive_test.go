@@ -3,9 +3,15 @@ package adaptive
 import "testing"
 
 // TestAllocs: Acquire and Pass or Fail, and a refusal, allocate nothing in a package shaped as a
-// user's.
+// user's, through a Limiter and through a Partition.
 func TestAllocs(t *testing.T) {
-	call, err := Gradient(1<<20, 8)
+	for name, mk := range map[string]func(limit, every int) (func(func(), uint8) bool, error){"limiter": Gradient, "partition": Partition} {
+		t.Run(name, func(t *testing.T) { allocs(t, mk) })
+	}
+}
+
+func allocs(t *testing.T, mk func(limit, every int) (func(func(), uint8) bool, error)) {
+	call, err := mk(1<<20, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +25,7 @@ func TestAllocs(t *testing.T) {
 			t.Errorf("outcome %d: %v allocations a call, want 0", o, n)
 		}
 	}
-	one, err := Gradient(1, 8)
+	one, err := mk(1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
