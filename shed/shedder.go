@@ -331,13 +331,14 @@ func (s *Shedder) Allow() (Promise, error) {
 	} else {
 		now = s.seen.Load()
 	}
-	hot := false
 	if cpu := s.cpu(); s.warm(cpu) {
 		v := s.decide(now, cpu)
 		if v == vRefuse && s.refusal(now, cpu) {
 			return Promise{}, ErrOverloaded
 		}
-		hot = v != vCool
+		if v != vCool {
+			return s.allowHot(now)
+		}
 	}
 	rows := s.inFlight.rows.Current() // enter, written out: no call but the pin's
 	row := rows.Row(stripe.PinRow(rows))
@@ -349,12 +350,27 @@ func (s *Shedder) Allow() (Promise, error) {
 	stripe.Add(&w[tally.Admitted], 1)
 	tick := stripe.Load(&w[tally.Admitted])
 	stripe.Unpin()
-	if hot { // let the calls already waiting for a P decide first: see the package doc
-		runtime.Gosched()
-	}
 	if tick&s.untimed != 0 {
 		return Promise{s: s}, nil
 	}
+	return s.timed(now)
+}
+
+// allowHot admits a call while the server is hot: it enters flight, then yields its P once, so
+// that the goroutines already waiting for a P decide first and find it in flight (see the package
+// doc), and is timed, if it is, from when it runs again.
+func (s *Shedder) allowHot(now int64) (Promise, error) {
+	tick := s.inFlight.enter()
+	runtime.Gosched()
+	if tick&s.untimed != 0 {
+		return Promise{s: s}, nil
+	}
+	return s.timed(now)
+}
+
+// timed returns the promise of a timed admission: its start is the clock's reading (now with
+// WithRefresh(0)), which also takes the sampler's reading if one is due.
+func (s *Shedder) timed(now int64) (Promise, error) {
 	if s.refresh == 0 {
 		return Promise{s: s, start: now, timed: true}, nil
 	}
@@ -663,6 +679,15 @@ func (f *flight) pin() unsafe.Pointer {
 	}
 	stripe.Unpin() // GOMAXPROCS grew past the rows: Pin grows them
 	return f.rows.Pin()
+}
+
+// enter counts an admission and returns the count of admissions on the caller's P.
+func (f *flight) enter() int64 {
+	w := (*[wWords]int64)(f.pin())
+	stripe.Add(&w[tally.Admitted], 1)
+	tick := stripe.Load(&w[tally.Admitted])
+	stripe.Unpin()
+	return tick
 }
 
 // exit counts a settle with outcome word out (tally.Passed, Failed or Ignored).

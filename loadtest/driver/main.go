@@ -98,7 +98,9 @@ func main() {
 	service := flag.String("service", "", "the example service's binary")
 	out := flag.String("out", "loadtest/results", "results folder")
 	seconds := flag.Int("seconds", 6, "measured seconds per cell")
-	only := flag.String("only", "", "step: run only the CPU-bound step scenario and print one JSON line a protection (no files written)")
+	only := flag.String("only", "", "step: run only the CPU-bound step scenario; cells: only the open-loop cells of -modes at -loads; either prints one JSON line a run (no files written)")
+	onlyModes := flag.String("modes", strings.Join(modes, ","), "with -only cells: the protections, comma-separated")
+	onlyLoads := flag.String("loads", "0.5,1,2,4", "with -only cells: the loads, × capacity, comma-separated")
 	stepModes := flag.String("step", strings.Join(stepModes, ","), "the protections of the step scenario, comma-separated")
 	flag.Parse()
 	if *service == "" {
@@ -111,6 +113,17 @@ func main() {
 			c := step(*service, []string{"-mode", "cpu", "-work", "5ms"}, m)
 			b, _ := json.Marshal(c)
 			fmt.Println(string(b))
+		}
+		return
+	}
+	if *only == "cells" {
+		for _, m := range strings.Split(*onlyModes, ",") {
+			for _, f := range strings.Split(*onlyLoads, ",") {
+				l, err := strconv.ParseFloat(f, 64)
+				must(err)
+				b, _ := json.Marshal(cell(*service, nil, m, l, l*capacity, 2*time.Second, sec))
+				fmt.Println(string(b))
+			}
 		}
 		return
 	}
