@@ -255,9 +255,6 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 		tally.AddRow(xrow, tally.Admitted)
 	}
 	stripe.Unpin()
-	if p != nil && p.hungry.Load() != 0 {
-		p.served()
-	}
 	if t&l.mask != 0 { // not one of the timed calls: no clock read
 		return Lease{lim: l, part: p}, true
 	}

@@ -173,22 +173,20 @@ func (p *Partition) Acquire() (PartitionLease, bool) {
 }
 
 // borrows reports whether a call of p, taken while some partition is hungry, is a borrower (p is
-// at or beyond its guarantee with it) while a partition other than p is hungry: such a call is
-// refused, and counted so in p's row.
+// beyond its guarantee with it) while a partition other than p is hungry: such a call is refused,
+// and counted so in p's row. A call that brings p to its guarantee ends p's own hunger; should
+// the Limiter refuse it, the refusal starts it again (refused).
 func (p *Partition) borrows() bool {
-	if p.inFlight()+1 > p.guarantee(p.set.l.limit.Load()) && p.set.hungryBesides(p) {
+	n, g := p.inFlight()+1, p.guarantee(p.set.l.limit.Load())
+	if n > g && p.set.hungryBesides(p) {
 		tally.AddRow(p.counts.Pin(), tally.Refused)
 		stripe.Unpin()
 		return true
 	}
-	return false
-}
-
-// served ends p's hunger once a call of it has been admitted at its guarantee.
-func (p *Partition) served() {
-	if p.inFlight() >= p.guarantee(p.set.l.limit.Load()) {
+	if n >= g {
 		p.sate()
 	}
+	return false
 }
 
 // refused marks the partition hungry when the Limiter refused a call of it within its guarantee.
