@@ -99,8 +99,9 @@ type shedderCold struct {
 	gran     int64
 	inFlight flight
 	refused  clock.Refusals
-	mono     tally.Mono // keeps Counts' Refused monotonic (a refusal decided again is taken back)
-	mem      memory     // written only by the goroutine holding refreshing
+	mono     tally.Mono    // keeps Counts' Refused monotonic (a refusal decided again is taken back)
+	mem      memory        // written only by the goroutine holding refreshing
+	buckets  []swin.Bucket // the fold's copy of the window, Policy.Buckets long: used only by the goroutine holding refreshing
 	events   func(Event)
 }
 
@@ -241,6 +242,7 @@ func New(opts ...Option) (*Shedder, error) {
 		gran:    clock.Granularity(width),
 		beta:    math.Pow(c.policy.Beta, float64(c.every)),
 		events:  c.events,
+		buckets: make([]swin.Bucket, c.policy.Buckets),
 	}}
 	s.inFlight.init()
 	s.refused.Init()
@@ -467,7 +469,10 @@ func (s *Shedder) fold(now int64, cpu int) {
 		return
 	}
 	defer s.refreshing.Store(0) // also if an events function panics
-	sh := s.shape(now)
+	sh := newShape()
+	for _, b := range s.buckets[:s.win.Read(now, false, s.buckets)] { // shape's fold, without a call per bucket
+		sh.add(atomicwindow.Bucket(b))
+	}
 	cap := s.p.capacity(sh, s.mem.value())
 	s.p.fold(&s.mem, now, sh)
 	m := s.mem.value()
