@@ -35,7 +35,9 @@ var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 // clock once and one stripe, its count in the same pinned write: no draw, no lock, no allocation.
 // A refusal draws once (not at all while tripped, where every draw refuses, unless [WithRand] gave
 // the source), writes one stripe and its P's refusal count, and reads the clock only when paced to
-// (below).
+// (below). The default draw comes from a generator of the P's own (splitmix64, 53 bits, seeded
+// afresh in each process), drawn in the same pinned section that counts the refusal and writes
+// it to the window.
 //
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
@@ -73,6 +75,7 @@ type breakerHot struct {
 	scaled atomic.Uint64 // cached drop ratio after it
 	next   atomic.Int64  // when the cache is due a refresh
 	until  atomic.Int64  // while tripped: a reading below it is refused at once (see hold); else math.MinInt64
+	thr    atomic.Int64  // while throttling on the default source: a reading below it is drawn for at once (see refresh); else math.MinInt64
 }
 
 // breakerProbe is written while the breaker refuses: kept off the line every Allow reads.
@@ -88,7 +91,7 @@ type breakerCold struct {
 	win        *swin.Window     // atomicwindow.Striped's window, so a settle counts in the same pin
 	fold       []swin.Bucket    // the refresh's copy of the window, Buckets long; used under refreshing
 	clock      func() int64     // WithClock; nil reads ward's clock, called directly
-	roll       func() float64   // WithRand, its draws cleaned; nil draws from draw.Float64
+	roll       func() float64   // WithRand, its draws cleaned; nil draws from the P's draw.Split word (see throttle)
 	own        func(error) bool // WithOwnError
 	fail       func(error) bool // WithFailure
 	every      int64            // refresh interval, ns; 0 refreshes on every call
@@ -158,8 +161,11 @@ func WithClock(now func() int64) Option {
 	return func(c *config) error { return contract.Set(ErrInvalid, "WithClock", &c.clock, now) }
 }
 
-// WithRand replaces the draw source (default: math/rand/v2's lock-free per-thread generator). A
-// draw outside [0, 1), NaN included, is held into it (NaN counts as 0). A nil source is an error.
+// WithRand replaces the draw source (default: a splitmix64 generator per P, seeded afresh in each
+// process, whose draws are uniform in [0, 1) with 53 bits; math/rand/v2's generator on the rare
+// call that finds GOMAXPROCS grown since). The source is drawn on every call the drop ratio
+// decides, in order. A draw outside [0, 1), NaN included, is held into it (NaN counts as 0). A
+// nil source is an error.
 func WithRand(roll func() float64) Option {
 	return func(c *config) error { return contract.Set(ErrInvalid, "WithRand", &c.roll, roll) }
 }
@@ -231,6 +237,7 @@ func New(opts ...Option) (*Breaker, error) {
 	b.next.Store(now)
 	b.until.Store(math.MinInt64)
 	b.open.Store(math.MinInt64)
+	b.thr.Store(math.MinInt64)
 	return b, nil
 }
 
@@ -240,6 +247,7 @@ func Nop() *Breaker {
 	b := &Breaker{breakerCold: breakerCold{nop: true, p: DefaultPolicy()}}
 	b.until.Store(math.MinInt64)
 	b.open.Store(math.MinInt64)
+	b.thr.Store(math.MinInt64)
 	return b
 }
 
@@ -355,19 +363,24 @@ func (b *Breaker) refresh(now int64) {
 	}
 	defer b.refreshing.Store(0) // also if an events function panics
 	var h history
-	for _, t := range b.fold[:b.win.Read(now, true, b.fold)] {
-		h.add(atomicwindow.Bucket(t), &b.p)
+	for i := range b.win.Read(now, true, b.fold) {
+		h.add((*atomicwindow.Bucket)(&b.fold[i]), &b.p)
 	}
 	raw, scaled := b.p.ratio(h)
 	b.raw.Store(math.Float64bits(raw))
 	b.scaled.Store(math.Float64bits(scaled))
 	b.next.Store(now + b.every)
 	b.until.Store(math.MinInt64) // the ratio may have changed: the next refusal decides in full
-	if raw <= 0 && b.every != 0 {
-		b.open.Store(now + b.every) // healthy: Allow admits readings before the next refresh at once
-	} else {
-		b.open.Store(math.MinInt64)
+	// Allow's short paths, each until the next refresh: healthy, every call admitted; throttling
+	// on the default source, every call drawn for (throttle)
+	open, thr := int64(math.MinInt64), int64(math.MinInt64)
+	if b.every != 0 && raw <= 0 {
+		open = now + b.every
+	} else if b.every != 0 && scaled < 1 && b.roll == nil {
+		thr = now + b.every
 	}
+	b.open.Store(open)
+	b.thr.Store(thr)
 	if b.events != nil && (raw > 0) != b.state {
 		b.state = raw > 0
 		b.events(Event{At: now, Refusing: b.state, Ratio: scaled})
@@ -379,20 +392,32 @@ func (b *Breaker) refresh(now int64) {
 // refresh due back to now: without it, Allow would go on deciding at the far-future instant and
 // the cache would never refresh.
 func (b *Breaker) pullBack(now int64) bool {
-	seen := b.seen.Load()
-	if now >= seen || uint64(seen)-uint64(now) <= uint64(b.p.Window) {
+	if !b.jumped(now) {
 		return false
 	}
 	b.seen.Store(now)
 	b.next.Store(now)
 	b.until.Store(math.MinInt64)
 	b.open.Store(math.MinInt64)
+	b.thr.Store(math.MinInt64)
 	return true
 }
 
+// jumped reports whether now lies more than a window before the latest reading: what pullBack
+// pulls back, without writing.
+func (b *Breaker) jumped(now int64) bool {
+	seen := b.seen.Load()
+	return now < seen && uint64(seen)-uint64(now) > uint64(b.p.Window)
+}
+
+// moved reports whether again, given the reading now and the clock's fresh reading, would decide
+// again: time moved by the granularity or more, or jumped far back. It writes nothing, so a
+// pinned caller may ask.
+func (b *Breaker) moved(now, fresh int64) bool { return fresh-now >= b.gran || b.jumped(fresh) }
+
 func (b *Breaker) history(now int64) history {
 	var h history
-	b.win.Each(now, true, func(t swin.Bucket) { h.add(atomicwindow.Bucket(t), &b.p) })
+	b.win.Each(now, true, func(t swin.Bucket) { h.add((*atomicwindow.Bucket)(&t), &b.p) })
 	return h
 }
 
@@ -413,16 +438,29 @@ func (b *Breaker) Allow() (Promise, error) {
 		if row == nil { // GOMAXPROCS grew past the rows
 			stripe.Unpin()
 			if b.refused.Refuse(now) {
-				return b.again(now, 0, 1, false)
+				return b.again(now, b.Now(), 0, 1, false)
 			}
 			return Promise{}, ErrUnavailable
 		}
 		read := clock.Count(row, now)
+		var fresh int64
+		if read && b.clock == nil {
+			fresh = clock.Now() // see throttle
+			read = b.moved(now, fresh)
+		}
 		stripe.Unpin()
 		if read {
-			return b.again(now, 0, 1, false)
+			if b.clock != nil {
+				fresh = b.clock()
+			}
+			return b.again(now, fresh, 0, 1, false)
 		}
 		return Promise{}, ErrUnavailable
+	}
+	if now < b.thr.Load() {
+		// Throttling on the default source, the reading before the next refresh: the full path
+		// would come to throttle.
+		return b.throttle(now, b.scaled.Load())
 	}
 	return b.allow(now)
 }
@@ -443,7 +481,7 @@ func (b *Breaker) allow(now int64) (Promise, error) {
 	}
 	scaled := math.Float64frombits(b.scaled.Load())
 	if b.roll == nil && scaled < 1 {
-		return b.throttle(now, scaled)
+		return b.throttle(now, math.Float64bits(scaled))
 	}
 	roll, drawn := b.draw(scaled)
 	return b.decide(now, roll, scaled, drawn)
@@ -459,7 +497,7 @@ func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, 
 		b.hold(now)
 	}
 	if b.refused.Refuse(now) && b.every != 0 {
-		return b.again(now, roll, scaled, drawn)
+		return b.again(now, b.Now(), roll, scaled, drawn)
 	}
 	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
 		b.win.Add(now, fDrop, 1)
@@ -467,12 +505,22 @@ func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, 
 	return Promise{}, ErrUnavailable
 }
 
-// throttle decides a call at the reading now against the cached ratio scaled, in (0, 1), with
-// the default source: after the probe, the draw, the refusal's count and its Drop are made in one
-// pinned section, the draw from the P's own state (draw.Split) in its counts row.
-func (b *Breaker) throttle(now int64, scaled float64) (Promise, error) {
-	if b.probes(now) {
-		return Promise{b: b}, nil
+// throttle decides a call at the reading now against the cached ratio scaled (its float64
+// bits), in (0, 1), with the default source: after the probe, the draw, the refusal's count and
+// its Drop are made in one pinned section, the draw from the P's own state (draw.Split) in its
+// counts row.
+func (b *Breaker) throttle(now int64, bits uint64) (Promise, error) {
+	// scaled in (0, 1), its bits compared as integers (positive floats order as their bits; zero,
+	// negatives, NaN and 1 and over all fail): not so after a refresh between Allow's load of thr
+	// and of scaled
+	if bits-1 >= math.Float64bits(1)-1 {
+		return b.allow(now)
+	}
+	scaled := math.Float64frombits(bits)
+	if b.passed.Load() { // probes, written out: no call but when the probe is due
+		if last := b.lastPass.Load(); b.due(now, last) && b.probeAt(now, last) {
+			return Promise{b: b}, nil
+		}
 	}
 	rows, refused := b.counts.Current(), b.refused.Rows()
 	p := stripe.PinRow(rows)
@@ -488,25 +536,35 @@ func (b *Breaker) throttle(now int64, scaled float64) (Promise, error) {
 		return Promise{b: b}, nil
 	}
 	read := clock.Count(rrow, now) && b.every != 0
+	var fresh int64
+	if read && b.clock == nil {
+		// ward's clock, which cannot panic, read in the pin: when time has not moved, the Drop
+		// is written in this pin too, where again would pin a second time
+		fresh = clock.Now()
+		read = b.moved(now, fresh)
+	}
 	if !read && b.win.AddPinned(p, now, fDrop, 1) {
 		stripe.Unpin()
 		return Promise{}, ErrUnavailable
 	}
 	stripe.Unpin()
 	if read {
-		return b.again(now, roll, scaled, true)
+		if b.clock != nil { // a clock given WithClock is the caller's code: never called pinned
+			fresh = b.clock()
+		}
+		return b.again(now, fresh, roll, scaled, true)
 	}
 	b.win.Add(now, fDrop, 1)
 	return Promise{}, ErrUnavailable
 }
 
 // again ends a refusal decided at the reading now whose count asked for a clock read (see the
-// type's doc): if time has moved since that reading (or jumped far back), it decides again at the
-// fresh instant with the same draw, so the probe fires and the ratio decays even when nothing gets
+// type's doc), fresh the clock's reading: if time has moved since that reading (or jumped far
+// back), it decides again at the fresh instant with the same draw, so the probe fires and the ratio decays even when nothing gets
 // through. Time that moved less than the granularity changes nothing the coarse reading could
 // not; deciding again would only write shared words every core fights over under a flood.
-func (b *Breaker) again(now int64, roll, scaled float64, drawn bool) (Promise, error) {
-	if fresh := b.Now(); fresh-now >= b.gran || b.pullBack(fresh) {
+func (b *Breaker) again(now, fresh int64, roll, scaled float64, drawn bool) (Promise, error) {
+	if fresh-now >= b.gran || b.pullBack(fresh) { // moved, pulling back
 		b.seen.Observe(fresh, b.gran)
 		if fresh >= b.next.Load() {
 			b.refresh(fresh)
@@ -587,9 +645,18 @@ func (b *Breaker) probes(now int64) bool {
 		return false
 	}
 	last := b.lastPass.Load()
-	if now >= last && uint64(now)-uint64(last) <= b.probeAfter { // probeAfter: MaxUint64 when off
-		return false // the common case, in one compare: not yet
-	}
+	return b.due(now, last) && b.probeAt(now, last)
+}
+
+// due is the probe's common case in one compare: false while now lies ProbeAfter or less after
+// the last pass, always with the probe off (probeAfter math.MaxUint64); true, for probeAt to
+// decide, past it or with the last pass after now.
+func (b *Breaker) due(now, last int64) bool {
+	return uint64(now)-uint64(last) > b.probeAfter || now < last
+}
+
+// probeAt is probes past its common case, the last pass read as last.
+func (b *Breaker) probeAt(now, last int64) bool {
 	if last > now && b.lastPass.CompareAndSwap(last, now) { // the clock jumped back: pull it back too
 		b.changed()
 		last = now

@@ -155,7 +155,7 @@ type history struct {
 // only) neither extends nor breaks a run. A bucket with successes that ends a failing run of
 // p.Trip failures or more (a trip) takes that run's failures out of the totals. Core and Breaker
 // both read their windows through it.
-func (h *history) add(b atomicwindow.Bucket, p *Policy) {
+func (h *history) add(b *atomicwindow.Bucket, p *Policy) {
 	success, failure := b[fSuccess], b[fFailure]
 	h.accepts += success
 	h.total += success + failure + b[fDrop]
@@ -249,7 +249,7 @@ func (c *Core) Policy() Policy { return c.p }
 
 func (c *Core) history(now int64) history {
 	var h history
-	c.win.Each(now, true, func(b atomicwindow.Bucket) { h.add(b, &c.p) })
+	c.win.Each(now, true, func(b atomicwindow.Bucket) { h.add(&b, &c.p) })
 	return h
 }
 

@@ -7,7 +7,7 @@
 //
 // [Core] is the pure arithmetic: deterministic, the clock and the draw passed in, not safe for
 // concurrent use. [Breaker] is the concurrent type: outcomes in a per-P striped window, the drop
-// ratio folded from it and cached, a per-thread draw, no lock and no allocation on any call.
+// ratio folded from it and cached, a per-P draw, no lock and no allocation on any call.
 // Driven from one goroutine with [WithRefresh](0), an injected clock and an injected draw, a
 // Breaker gives exactly the Core's decisions.
 //

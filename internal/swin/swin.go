@@ -256,8 +256,11 @@ func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 // AddFreshPinned is [Window.AddPinned] for a caller whose instant is a fresh clock reading, which
 // moves on every call and so never matches the memo: it decides the head bucket by the ring's
 // arithmetic alone and leaves the memo as it is (a coarse reading's memo stays useful to others).
-// The same terms: false, having written nothing, when the write needs more than the head bucket
-// as it stands or the rows have no row p; i must lie in [0, Fields()).
+// It reports false, having written nothing, when the write needs more than the head bucket as it
+// stands, when the rows have no row p, and when the P's copy of the head bucket still holds an
+// older bucket (the first write of each bucket on each P turns it, through the caller's slower
+// path). i must lie in [0, Fields()). It makes no call, so it inlines into the caller's pinned
+// section.
 func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
 	r := w.cur.Load()
 	h := r.head.Load()
@@ -265,7 +268,11 @@ func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
 	if row == nil || !w.inHead(r, h, now) {
 		return false
 	}
-	w.add(w.slot(row, h), h, i, v)
+	b := w.slot(row, h)
+	if stripe.Load(&b[0]) != h {
+		return false
+	}
+	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
 	return true
 }
 
@@ -368,23 +375,28 @@ func (w *Window) bucket(r *ring, idx int64) (sum Bucket) {
 	off := uintptr(idx&w.mask) * uintptr(1+w.fields) * 8
 	for rs := r.rows.Current(); rs != nil; rs = rs.Prev() {
 		for i := 0; i < rs.Len(); i++ {
-			b := (*[1 + MaxFields]int64)(unsafe.Add(rs.Row(i), off))
-			if atomic.LoadInt64(&b[0]) != idx {
-				continue
-			}
-			var v Bucket
-			for k := 0; k < w.fields; k++ {
-				v[k] = stripe.Load(&b[1+k&(MaxFields-1)])
-			}
-			if atomic.LoadInt64(&b[0]) != idx { // the stripe turned while we read: skip it
-				continue
-			}
-			for k := range sum {
-				sum[k] += v[k]
-			}
+			w.fold(&sum, (*[1 + MaxFields]int64)(unsafe.Add(rs.Row(i), off)), idx)
 		}
 	}
 	return sum
+}
+
+// fold adds to sum a stripe's copy b of bucket idx, if it holds that bucket: a copy that turns
+// while it is read is left out.
+func (w *Window) fold(sum *Bucket, b *[1 + MaxFields]int64, idx int64) {
+	if atomic.LoadInt64(&b[0]) != idx {
+		return
+	}
+	var v Bucket
+	for k := 0; k < w.fields; k++ {
+		v[k] = stripe.Load(&b[1+k&(MaxFields-1)])
+	}
+	if atomic.LoadInt64(&b[0]) != idx { // the stripe turned while we read: skip it
+		return
+	}
+	for k := range sum {
+		sum[k] += v[k]
+	}
 }
 
 // Each visits the buckets still inside the window at now, oldest first, each summed over the
@@ -404,16 +416,21 @@ func (w *Window) Each(now int64, current bool, f func(Bucket)) {
 }
 
 // Read stores in dst the buckets [Window.Each] would visit, oldest first, and returns how many it
-// stored: Each without a call per bucket, for a fold on a hot path. dst must hold Size() buckets
-// (fewer are stored if it holds fewer).
+// stored: Each without a call per bucket, for a fold on a hot path; it walks each stripe once,
+// adding its copies of the buckets in order. dst must hold Size() buckets (fewer are stored if
+// it holds fewer).
 func (w *Window) Read(now int64, current bool, dst []Bucket) int {
 	r, oldest, n := w.view(now, current)
 	n = min(n, int64(len(dst)))
-	for i := int64(0); i < n; i++ {
-		if idx := oldest + i; idx < 0 {
-			dst[i] = Bucket{}
-		} else {
-			dst[i] = w.bucket(r, idx)
+	dst = dst[:n]
+	clear(dst)
+	first := max(-oldest, 0) // the buckets before the first bucket opened stay empty
+	for rs := r.rows.Current(); rs != nil; rs = rs.Prev() {
+		for i := 0; i < rs.Len(); i++ {
+			row := rs.Row(i)
+			for j := first; j < n; j++ {
+				w.fold(&dst[j], w.slot(row, oldest+j), oldest+j)
+			}
 		}
 	}
 	return int(n)

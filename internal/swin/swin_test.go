@@ -65,42 +65,64 @@ func TestAddCount(t *testing.T) {
 	}
 }
 
+// pinnedStep is a write at now into counter i, made after the head moved to now's bucket without
+// a write when moved, that a pinned write reports as want.
+type pinnedStep struct {
+	now   int64
+	i     int
+	moved bool
+	want  bool
+}
+
+// runPinned makes each step's write with add, pinned, and checks it against Add into a: the same
+// sums when add reports true, nothing written when it reports false (the step is then written with
+// Add, as a caller's slower path does); then that add allocates nothing.
+func runPinned(t *testing.T, name string, w, a *Window, add func(p int, now int64, i int, v int64) bool, steps []pinnedStep) {
+	t.Helper()
+	for n, s := range steps {
+		if s.moved {
+			w.write(s.now)
+		}
+		p := stripe.PinRow(w.cur.Load().rows.Current())
+		ok := add(p, s.now, s.i, 3)
+		stripe.Unpin()
+		if ok != s.want {
+			t.Fatalf("step %d: %s(%d, %d) = %v, want %v", n, name, s.now, s.i, ok, s.want)
+		}
+		if !ok {
+			if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+				t.Fatalf("step %d: %s(%d, %d) false: window sums %v, want %v unchanged", n, name, s.now, s.i, got, want)
+			}
+			w.Add(s.now, s.i, 3)
+		}
+		a.Add(s.now, s.i, 3)
+		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+			t.Fatalf("step %d: %s(%d, %d): window sums %v, Add's %v", n, name, s.now, s.i, got, want)
+		}
+	}
+	last := steps[len(steps)-1].now
+	if allocs := testing.AllocsPerRun(100, func() {
+		add(stripe.PinRow(w.cur.Load().rows.Current()), last, 0, 1)
+		stripe.Unpin()
+	}); allocs != 0 {
+		t.Fatalf("%s allocates %v", name, allocs)
+	}
+}
+
 // TestAddPinned: AddPinned writes the window as Add does when the write goes into the head bucket
 // as it stands, the memo's cases included (the same instant again, a new head, a fresh row's zero
 // memo at instant 0), and writes nothing when it reports false; it allocates nothing.
 func TestAddPinned(t *testing.T) {
 	const width = 100
 	w, a := New(4, width, 2, -50), New(4, width, 2, -50)
-	steps := []struct {
-		now  int64
-		i    int
-		want bool
-	}{
-		{-50, 0, true}, {0, 1, true}, {0, 0, true}, // the memo holds 0 after the first write at 0
-		{50, 1, false}, {60, 0, true}, // 50 opens bucket 1: Add moves the head first
-		{-40, 1, true},                                 // before the head, within the window: the head bucket
-		{60, 1, true}, {420, 0, false}, {420, 1, true}, // a new head, then the memo for it
-		{10, 0, true},                       // far behind the head but within the window
-		{-1000, 1, false}, {-1000, 0, true}, // a jump back: a fresh ring with zero memos
-	}
-	for n, s := range steps {
-		p := stripe.PinRow(w.cur.Load().rows.Current())
-		ok := w.AddPinned(p, s.now, s.i, 3)
-		stripe.Unpin()
-		if ok != s.want {
-			t.Fatalf("step %d: AddPinned(%d, %d) = %v, want %v", n, s.now, s.i, ok, s.want)
-		}
-		if !ok {
-			if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
-				t.Fatalf("step %d: AddPinned(%d, %d) false: window sums %v, want %v unchanged", n, s.now, s.i, got, want)
-			}
-			w.Add(s.now, s.i, 3)
-		}
-		a.Add(s.now, s.i, 3)
-		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
-			t.Fatalf("step %d: AddPinned(%d, %d): window sums %v, Add's %v", n, s.now, s.i, got, want)
-		}
-	}
+	runPinned(t, "AddPinned", w, a, w.AddPinned, []pinnedStep{
+		{-50, 0, false, true}, {0, 1, false, true}, {0, 0, false, true}, // the memo holds 0 after the first write at 0
+		{50, 1, false, false}, {60, 0, false, true}, // 50 opens bucket 1: Add moves the head first
+		{-40, 1, false, true},                                               // before the head, within the window: the head bucket
+		{60, 1, false, true}, {420, 0, false, false}, {420, 1, false, true}, // a new head, then the memo for it
+		{10, 0, false, true},                              // far behind the head but within the window
+		{-1000, 1, false, false}, {-1000, 0, false, true}, // a jump back: a fresh ring with zero memos
+	})
 	// a fresh row's memo is zero: instant 0 with head 0 must not pass for the head bucket of a
 	// ring opening at 1000, which 0 lies more than the window before
 	f := New(4, width, 2, 1000)
@@ -109,12 +131,6 @@ func TestAddPinned(t *testing.T) {
 	stripe.Unpin()
 	if ok {
 		t.Fatal("AddPinned(0) on a ring opening at 1000 = true, want false (a jump back)")
-	}
-	if allocs := testing.AllocsPerRun(100, func() {
-		w.AddPinned(stripe.PinRow(w.cur.Load().rows.Current()), -1000, 0, 1)
-		stripe.Unpin()
-	}); allocs != 0 {
-		t.Fatalf("AddPinned allocates %v", allocs)
 	}
 }
 
@@ -150,5 +166,64 @@ func TestAddAllPinned(t *testing.T) {
 				t.Fatalf("step %d: AddAllPinned(%d) wrote the memo: %v", n, s.now, *m)
 			}
 		}
+	}
+}
+
+// TestAddFreshPinned: AddFreshPinned writes the window as Add does when the write goes into the
+// head bucket as it stands and the P's copy of it holds that bucket, writes nothing when it
+// reports false (a new head, a copy still holding an older bucket, a jump back), never touches the
+// memo, and allocates nothing.
+func TestAddFreshPinned(t *testing.T) {
+	const width = 100
+	w, a := New(4, width, 2, 0), New(4, width, 2, 0)
+	runPinned(t, "AddFreshPinned", w, a, w.AddFreshPinned, []pinnedStep{
+		{0, 0, false, true}, {99, 1, false, true}, // a fresh ring's copies read as bucket 0
+		{100, 1, false, false}, {101, 0, false, true}, // 100 opens bucket 1: Add moves the head
+		{40, 1, false, true},                         // before the head, within the window: the head bucket
+		{250, 0, true, false}, {251, 1, false, true}, // the P's copy of the new head was never turned
+		{420, 0, false, false}, {421, 1, false, true}, // a new head, turned by the fallback write
+		{-1000, 1, false, false}, {-999, 0, false, true}, // a jump back: a fresh ring
+	})
+	for row := range w.cur.Load().rows.All() {
+		if m := (*[memoWords]int64)(unsafe.Add(row, w.memo)); *m != [memoWords]int64{} {
+			t.Fatalf("AddFreshPinned wrote the memo: %v", *m)
+		}
+	}
+}
+
+// TestReadMatchesEach: Read stores the buckets Each visits, in order, for reads before the first
+// bucket opened, across the ring's wrap, far past the head, with and without the current bucket,
+// and more than a window behind (nothing); it fills no more than dst holds, and allocates nothing.
+func TestReadMatchesEach(t *testing.T) {
+	const width = 100
+	w := New(5, width, 3, 1000)
+	for k, now := range []int64{1000, 1050, 1230, 1230, 1499, 1500, 1777, 2250, 2301, 2302, 2900} {
+		w.Add(now, k%3, int64(k+1))
+		for _, at := range []int64{now, now - 30, now + 99, now + 260, now + 1000, 990, 1000, -5000, 1 << 62} {
+			for _, current := range []bool{true, false} {
+				var each []Bucket
+				w.Each(at, current, func(b Bucket) { each = append(each, b) })
+				dst := make([]Bucket, 5)
+				for i := range dst {
+					dst[i] = Bucket{-1, -1, -1, -1} // Read overwrites what it stores
+				}
+				n := w.Read(at, current, dst)
+				if n != len(each) {
+					t.Fatalf("after %d at %d current %v: Read stored %d buckets, Each visits %d", now, at, current, n, len(each))
+				}
+				for i := range each {
+					if dst[i] != each[i] {
+						t.Fatalf("after %d at %d current %v: bucket %d = %v, Each %v", now, at, current, i, dst[i], each[i])
+					}
+				}
+				if short := w.Read(at, current, dst[:2]); short != min(n, 2) {
+					t.Fatalf("Read into 2 buckets stored %d, want %d", short, min(n, 2))
+				}
+			}
+		}
+	}
+	dst := make([]Bucket, 5)
+	if a := testing.AllocsPerRun(100, func() { w.Read(2900, true, dst) }); a != 0 {
+		t.Fatalf("Read allocates %v", a)
 	}
 }
