@@ -19,8 +19,8 @@ func (b *BucketLimiter) Admit(ctx context.Context) (ward.Admission, error) {
 	if err := contract.Dead(ctx); err != nil {
 		return ward.Admission{}, err
 	}
-	ok, wait := b.admit(b.Now(), b.one)
-	return admitted(ok, wait)
+	now := b.Now()
+	return admitted(b.decide(now, b.at(now), b.one, true))
 }
 
 // Admit counts one event at Now as [SlidingLimiter.Do] does, with an admission that settles

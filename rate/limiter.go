@@ -164,7 +164,7 @@ func (b *BucketLimiter) Allow() bool {
 		if tat > x {
 			if d := tat - x; d > b.room { // refused
 				if d > b.far { // skewed: decide pulls the TAT back
-					ok, _ := b.decide(x, b.one)
+					ok, _ := b.decide(0, x, b.one, false)
 					return ok
 				}
 				if st != leaseOff {
@@ -184,25 +184,16 @@ func (b *BucketLimiter) Allow() bool {
 			b.collided()
 		}
 	}
-	ok, _ := b.decide(x, b.one)
+	ok, _ := b.decide(0, x, b.one, false) // no wait: now is not needed
 	return ok
 }
 
-// admit answers a call for inc units of tokens at now. The wait is only worked out for a
-// refusal.
-func (b *BucketLimiter) admit(now int64, inc uint64) (bool, time.Duration) {
-	x := b.at(now)
-	ok, tat := b.decide(x, inc)
-	if ok {
-		return true, 0
-	}
-	return false, b.refused(tat, x, now, inc)
-}
-
-// decide answers a call for inc units of tokens at x, and counts it: from the caller's P's lease
-// once callers have collided, on the shared TAT before. A refusal returns the TAT it was refused
-// against.
-func (b *BucketLimiter) decide(x, inc uint64) (ok bool, tat uint64) {
+// decide answers a call for inc units of tokens at now (counted x), and counts it: from the
+// caller's P's lease once callers have collided, on the shared TAT before. The wait is worked out
+// for a refusal when wait is set (the only use of now), and is 0 otherwise.
+func (b *BucketLimiter) decide(now int64, x, inc uint64, wait bool) (bool, time.Duration) {
+	var ok bool
+	var tat uint64
 	if b.leasingOn() {
 		ok, tat = b.leased(x, inc)
 	} else {
@@ -211,7 +202,10 @@ func (b *BucketLimiter) decide(x, inc uint64) (ok bool, tat uint64) {
 	if b.counts != nil {
 		count(b.counts, ok)
 	}
-	return ok, tat
+	if ok || !wait {
+		return ok, 0
+	}
+	return false, b.refused(tat, x, now, inc)
 }
 
 // Do runs fn if a token is there at Now, and returns fn's error unchanged; otherwise it returns
@@ -221,7 +215,8 @@ func (b *BucketLimiter) Do(ctx context.Context, fn func(context.Context) error) 
 	if err := contract.Dead(ctx); err != nil {
 		return err
 	}
-	ok, wait := b.admit(b.Now(), b.one)
+	now := b.Now()
+	ok, wait := b.decide(now, b.at(now), b.one, true)
 	return do(ctx, fn, ok, wait)
 }
 
@@ -257,7 +252,7 @@ func (b *BucketLimiter) TakeAt(now int64, n int) (ok bool, wait time.Duration) {
 		}
 		return false, Forever
 	}
-	return b.admit(now, b.units(n))
+	return b.decide(now, b.at(now), b.units(n), true)
 }
 
 // Next returns how long until n tokens would be there at now, without taking them: 0 when they
@@ -284,7 +279,7 @@ func (b *BucketLimiter) Left(now int64) int { return int(b.heldAt(now) >> b.shif
 
 // Acquire takes one token at now: the [Permit] method.
 func (b *BucketLimiter) Acquire(now int64) bool {
-	ok, _ := b.admit(now, b.one)
+	ok, _ := b.decide(now, b.at(now), b.one, false)
 	return ok
 }
 
