@@ -3,7 +3,6 @@ package failurewindow
 import (
 	"math/bits"
 	"sync/atomic"
-	"time"
 	"unsafe"
 )
 
@@ -86,18 +85,43 @@ func groupAt(base *group, i uint64) *group {
 }
 
 // find returns the entry stored as key (the key itself, or its digest when long) with hash h in
-// the index at base, or nil. It takes no lock.
+// the index at base, or nil. It takes no lock and makes no call: a key whose hash matches is
+// compared a word at a time (the last word overlapping the one before).
 func find(base *group, mask uint64, key string, h uint64) *entry {
 	if base == nil {
 		return nil
 	}
+	n := len(key)
 	fp := fingerprint(h)
 	for i := (h >> 8) & mask; ; i = (i + 1) & mask { // the low 8 bits chose the shard
 		g := groupAt(base, i)
 		c := g.ctrl.Load()
+	slots:
 		for m := matches(c, fp); m != 0; m &= m - 1 {
 			e := g.slot[bits.TrailingZeros64(m)/slotBits].Load() // full: stored before its byte
-			if e.hash == h && e != tomb && same(e.key, key) {
+			s := e.key
+			if e.hash != h || e == tomb || len(s) != n {
+				continue
+			}
+			switch {
+			case n >= 8:
+				for j := 0; j < n-8; j += 8 {
+					if word(s, j) != word(key, j) {
+						continue slots
+					}
+				}
+				if word(s, n-8) == word(key, n-8) {
+					return e
+				}
+			case n >= 4:
+				if half(s, 0) == half(key, 0) && half(s, n-4) == half(key, n-4) {
+					return e
+				}
+			case n > 0:
+				if s[0] == key[0] && s[n>>1] == key[n>>1] && s[n-1] == key[n-1] {
+					return e
+				}
+			default:
 				return e
 			}
 		}
@@ -105,18 +129,6 @@ func find(base *group, mask uint64, key string, h uint64) *entry {
 			return nil
 		}
 	}
-}
-
-// same reports whether a and b hold the same bytes. A pair of equal lengths from 8 to 16 bytes
-// (an IPv4 address as text, most often) is compared as two words each that may overlap, with no
-// call.
-func same(a, b string) bool {
-	n := len(a)
-	if n < 8 || n > 16 || len(b) != n {
-		return a == b
-	}
-	p, q := unsafe.Slice(unsafe.StringData(a), n), unsafe.Slice(unsafe.StringData(b), n)
-	return le64(p) == le64(q) && le64(p[n-8:]) == le64(q[n-8:])
 }
 
 // locked finds key under the shard's lock, which the caller holds.
@@ -217,19 +229,4 @@ func (e *entry) publish(limit int) {
 		next |= 2
 	}
 	e.seq.Store(next)
-}
-
-// glance judges e at now from its published words, without the lock: sure is false when a write
-// is under way or happened during the reads, or when the stamps need a pull-back (a write), and
-// the caller must judge under the lock.
-func (w *Window) glance(e *entry, now int64) (ok bool, retryAfter time.Duration, sure bool) {
-	seq := e.seq.Load()
-	head, tail := e.head.Load(), e.tail.Load()
-	if seq&1 != 0 || e.seq.Load() != seq || w.ahead(tail, now) {
-		return false, 0, false
-	}
-	if seq&2 == 0 || w.out(head, now) { // fewer than limit stamps, or the oldest has left
-		return true, 0, true
-	}
-	return false, w.wait(head, now), true
 }

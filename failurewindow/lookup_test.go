@@ -8,28 +8,45 @@ import (
 	"time"
 )
 
-// TestSame: same agrees with == for every length up to 40 (the word compare from 8 to 16 bytes,
-// == elsewhere): equal copies match, a change of any one byte does not, nor does another length.
-func TestSame(t *testing.T) {
+// TestFindComparesEveryByte: among entries that share a hash and a length, find returns the one
+// whose every byte matches the key, for every length up to 40 (the word compare from 8 to 32
+// bytes, == elsewhere), and nil when only keys a byte away are stored.
+func TestFindComparesEveryByte(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	const h = 0x5a5a5a5a5a5a5a00
 	for n := 0; n <= 40; n++ {
 		b := make([]byte, n)
 		for i := range b {
 			b[i] = byte(rng.Uint32())
 		}
-		a := string(b)
-		if !same(a, strings.Clone(a)) {
-			t.Fatalf("len %d: a copy differs", n)
-		}
-		for i := range b {
-			c := []byte(a)
-			c[i] ^= 1 << (i % 8)
-			if same(a, string(c)) || same(string(c), a) {
-				t.Fatalf("len %d: a change at byte %d unseen", n, i)
+		key := string(b)
+		index := func(withKey bool) []group {
+			a := make([]group, 16)
+			for i := range a {
+				a[i].ctrl.Store(ctrlPad)
 			}
+			for i := range b {
+				c := []byte(key)
+				c[i] ^= 1 << (i % 8)
+				place(a, &entry{key: string(c), hash: h})
+			}
+			if withKey {
+				place(a, &entry{key: strings.Clone(key), hash: h})
+			}
+			return a
 		}
-		if n > 0 && (same(a, a[:n-1]) || same(a[:n-1], a)) {
-			t.Fatalf("len %d: a shorter key matches", n)
+		a := index(true)
+		if e := find(&a[0], uint64(len(a)-1), key, h); e == nil || e.key != key {
+			t.Fatalf("len %d: find = %v, want the key's entry", n, e)
+		}
+		a = index(false)
+		if e := find(&a[0], uint64(len(a)-1), key, h); e != nil {
+			t.Fatalf("len %d: found %q for %q", n, e.key, key)
+		}
+		if n > 0 {
+			if e := find(&a[0], uint64(len(a)-1), key[:n-1], h); e != nil {
+				t.Fatalf("len %d: found %q for a shorter key", n, e.key)
+			}
 		}
 	}
 }

@@ -214,22 +214,20 @@ func (k *keying) storedForm(key string, buf *[16]byte) (string, uint64) {
 // without them. A key is compared in full wherever its hash matches: the hash only places it.
 func (k *keying) hash(key string) uint64 {
 	n := len(key)
-	b := unsafe.Slice(unsafe.StringData(key), n)
 	var lo, hi uint64
 	acc := k.k[0]
 	switch {
-	case n > 16:
-		for ; len(b) > 16; b = b[16:] {
-			acc = fold(le64(b)^k.k[1], le64(b[8:])^acc)
+	case n > 16: // the last 16 bytes make the final words, what comes before is folded into acc
+		for i := 0; i < n-16; i += 16 {
+			acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
 		}
-		b = unsafe.Slice(unsafe.StringData(key), n)
-		lo, hi = le64(b[n-16:]), le64(b[n-8:])
+		lo, hi = word(key, n-16), word(key, n-8)
 	case n >= 8:
-		lo, hi = le64(b), le64(b[n-8:])
+		lo, hi = word(key, 0), word(key, n-8)
 	case n >= 4:
-		lo, hi = le32(b), le32(b[n-4:])
+		lo, hi = half(key, 0), half(key, n-4)
 	case n > 0:
-		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+		lo = uint64(key[0])<<16 | uint64(key[n>>1])<<8 | uint64(key[n-1])
 	}
 	return fold(k.k[2]^uint64(n), fold(lo^k.k[1], hi^acc))
 }
@@ -240,11 +238,17 @@ func fold(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// le64 returns the first 8 bytes of b as a little-endian word.
-func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+// word returns the 8 bytes of s from byte i on as a little-endian word; the caller ensures
+// 0 <= i <= len(s) − 8.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))[:])
+}
 
-// le32 returns the first 4 bytes of b as a little-endian word.
-func le32(b []byte) uint64 { return uint64(binary.LittleEndian.Uint32(b)) }
+// half returns the 4 bytes of s from byte i on as a little-endian word; the caller ensures
+// 0 <= i <= len(s) − 4.
+func half(s string, i int) uint64 {
+	return uint64(binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))[:]))
+}
 
 // digest returns key's 128-bit digest, written into buf, and its first half as its hash.
 func (k *keying) digest(key string, buf *[16]byte) (string, uint64) {

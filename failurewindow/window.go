@@ -254,7 +254,9 @@ func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Durati
 }
 
 // admit judges key at now, or, when clocked, at the clock's reading (taken only for a key the
-// table holds), and counts the answer.
+// table holds), and counts the answer. It reads the key's entry without the lock from its
+// published words (index.go); a write under way or during the reads, or stamps that need a
+// pull-back (a write), send it to admitLocked.
 func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter time.Duration) {
 	var buf [16]byte
 	var h uint64
@@ -272,12 +274,14 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 		if clocked {
 			now, clocked = w.clock(), false
 		}
-		if ok, retryAfter, sure := w.glance(e, now); sure {
-			if ok {
-				w.counts.Add(tally.Admitted)
-			} else {
-				w.counts.Add(tally.Refused)
+		seq := e.seq.Load()
+		head, tail := e.head.Load(), e.tail.Load()
+		if seq&1 == 0 && e.seq.Load() == seq && !w.ahead(tail, now) {
+			// fewer than limit stamps, or the oldest has left
+			if ok = seq&2 == 0 || w.out(head, now); !ok {
+				retryAfter = w.wait(head, now)
 			}
+			w.count(ok)
 			return ok, retryAfter
 		}
 	}
@@ -285,12 +289,17 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 		now = w.clock()
 	}
 	ok, retryAfter = w.admitLocked(key, h, now)
-	if ok {
-		w.counts.Add(tally.Admitted)
-	} else {
-		w.counts.Add(tally.Refused)
-	}
+	w.count(ok)
 	return ok, retryAfter
+}
+
+// count counts an answer of Admit.
+func (w *Window) count(ok bool) {
+	i := tally.Refused
+	if ok {
+		i = tally.Admitted
+	}
+	w.counts.Add(i)
 }
 
 // admitLocked judges key, stored with hash h, at now under its shard's lock: an index or the
