@@ -64,7 +64,7 @@ import (
 // New made, on ward's clock, also takes a reading that is due from the calls that read the
 // clock (the timed admissions and the paced refusals): a saturated server's sampling goroutine
 // waits for a P behind the very calls that saturate it, and its readings would come late. Either
-// way one caller takes a due reading and no other waits for it. Where no source can be read (not
+// way one caller takes a due reading, paying for its file reads, and no other waits for it. Where no source can be read (not
 // Linux, no permission), Read returns -1 and a Shedder never counts the server as hot.
 type CPU struct {
 	root  string // filesystem root, "/" in production; a fixture directory in tests
@@ -127,9 +127,10 @@ type CPUPolicy struct {
 	// kernel's run queues (Linux's /proc/self/task/*/schedstat), so that the use is the CPU the
 	// process used or asked for: a process that other load on the machine keeps from the CPUs its
 	// GOMAXPROCS allows reads saturated when its threads never stop asking, where its CPU time
-	// alone reads low however long its goroutines queue. true (ward's own; go-zero has none,
-	// which is false). It changes nothing under a cgroup quota, whose use is what the quota
-	// throttles, nor where the kernel keeps no such counts.
+	// alone reads low however long its goroutines queue. Each reading reads one small file per
+	// thread of the process. true (ward's own; go-zero has none, which is false). It changes
+	// nothing under a cgroup quota, whose use is what the quota throttles, nor where the kernel
+	// keeps no such counts.
 	Queued bool
 }
 
