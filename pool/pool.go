@@ -584,11 +584,13 @@ type grant struct {
 
 // waiter is one Acquire waiting its turn. A waiter is reused by the pool's later waits (its
 // channel is empty and it is out of the queue whenever it goes back to p.waiters), so a wait
-// allocates nothing once the pool has had as many waiting at once.
+// allocates nothing once the pool has had as many waiting at once, until a garbage collection
+// drops the spares (sync.Pool's policy), which are then made again.
 type waiter struct {
 	ch         chan grant
 	prev, next *waiter
 	queued     bool
+	grant      grant // what keep handed it, to be sent on ch outside the lock
 }
 
 func (p *Pool[T]) enqueue(w *waiter) {
@@ -819,7 +821,10 @@ func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing[T]) {
 			p.g.back(s.loan, now, true)
 			s.loan = 0
 			s.rested = now
-			out = p.keep(i, now, out)
+			var to *waiter
+			if out, to = p.keep(i, now, out); to != nil {
+				to.ch <- to.grant // its channel is empty: this never blocks
+			}
 		}
 	}
 	d.finished, d.err = true, err
@@ -893,25 +898,29 @@ func (p *Pool[T]) refuseAll(err error) {
 }
 
 // keep places slot i, taken back from its loan at now and not idle: with the first waiter, in
-// the idle set if Limits.Idle leaves room, or out to be closed. Under the lock.
-func (p *Pool[T]) keep(i uint32, now int64, out []uint32) []uint32 {
+// the idle set if Limits.Idle leaves room, or out to be closed. Under the lock; a waiter it
+// hands the slot to is out of the queue and returned, for the caller to send its grant
+// (to.ch <- to.grant) once the lock is released, so that waking it is not done under the lock.
+func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter) {
 	s := &p.b.slots[i]
 	if p.closed || past(now, s.born, p.b.lim.Life) {
-		return append(out, p.retire(i))
+		return append(out, p.retire(i)), nil
 	}
 	if p.head != nil {
 		if loan, ok := p.g.lend(now); ok {
 			s.loan = loan
-			p.give(grant{i: i, w: s.lend()})
-			return out
+			to = p.head
+			p.dequeue(to)
+			to.grant = grant{i: i, w: s.lend()}
+			return out, to
 		}
 		p.refuseAll(ErrRefused)
 	}
 	if p.b.reserve() {
 		p.b.put(i)
-		return out
+		return out, nil
 	}
-	return append(out, p.retire(i))
+	return append(out, p.retire(i)), nil
 }
 
 // retire takes slot i's resource out of the pool and returns i for closeAll: the slot stays
@@ -961,13 +970,15 @@ func (p *Pool[T]) releaseSlow(i uint32) {
 	}
 	p.g.back(s.loan, now, true)
 	s.loan = 0
-	out := p.keep(i, now, nil)
-	if s.word.Load()&stMask != stLent {
-		// Not handed to a waiter: serve what it changed, at the clock's reading. Handed on, it
-		// changed neither the idle set nor the room to make, which every change serves as it
-		// happens.
-		out = p.serve(unread, out)
+	out, to := p.keep(i, now, nil)
+	if to != nil {
+		// Handed on, it changed neither the idle set nor the room to make, which every change
+		// serves as it happens: nothing more to serve. The waiter is woken outside the lock.
+		p.mu.Unlock()
+		to.ch <- to.grant // its channel is empty: this never blocks
+		return
 	}
+	out = p.serve(unread, out) // what it changed, at the clock's reading
 	p.mu.Unlock()
 	p.closeAll(out)
 }
