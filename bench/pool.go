@@ -21,9 +21,9 @@ type Conn struct{ _ int }
 type Borrow func(ctx context.Context, use func()) error
 
 // PoolImpls returns the pools compared, each of size: ward's pool.Pool (as a user's package calls
-// it, package user/pool) and pgx's puddle/v2. vitess's smartconnpool is not among them: it imports
-// vitess's servenv, log and vterrors, and through them most of the vitess module's 270
-// requirements.
+// it, package user/pool) and pgx's puddle/v2. vitess's smartconnpool is compared in a module of
+// its own, bench/smartconnpool (make bench-pool): it imports vitess's servenv, log and vterrors,
+// and through them most of the vitess module's requirements.
 func PoolImpls(size int) map[string]func() (Borrow, func()) {
 	open := func(context.Context) (*Conn, error) { return &Conn{}, nil }
 	return map[string]func() (Borrow, func()){

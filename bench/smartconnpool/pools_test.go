@@ -26,8 +26,7 @@ func BenchmarkContended(b *testing.B) {
 				defer closePool()
 				warm(b, borrow)
 				b.ReportAllocs()
-				b.ResetTimer()
-				if err := contend(borrow, mult*size, b.N); err != nil {
+				if err := contend(borrow, mult*size, b.N, b.ResetTimer); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -38,13 +37,14 @@ func BenchmarkContended(b *testing.B) {
 // warm opens every resource: size callers hold one each at once.
 func warm(tb testing.TB, borrow Borrow) {
 	tb.Helper()
-	if err := contend(borrow, size, size); err != nil {
+	if err := contend(borrow, size, size, func() {}); err != nil {
 		tb.Fatal(err)
 	}
 }
 
-// contend runs n acquire+release pairs from goroutines goroutines, started together.
-func contend(borrow Borrow, goroutines, n int) error {
+// contend runs n acquire+release pairs from goroutines goroutines, started together once ready
+// has run (so that starting them is not measured).
+func contend(borrow Borrow, goroutines, n int, ready func()) error {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	errs := make(chan error, goroutines)
@@ -66,6 +66,7 @@ func contend(borrow Borrow, goroutines, n int) error {
 			}
 		}()
 	}
+	ready()
 	close(start)
 	wg.Wait()
 	close(errs)
