@@ -160,8 +160,10 @@ func (b *BucketLimiter) Allow() bool {
 	// call but the count's.
 	if st := b.leasing.Load(); st&^counting == leaseOff {
 		tat := b.tat.Load()
-		base := x // max(tat, x), the start of the call's slot
-		if tat > x {
+		var next uint64 // max(tat, x) + one, the end of the call's slot
+		if tat <= x {
+			next = x + b.one
+		} else {
 			if d := tat - x; d > b.room { // refused
 				if d > b.far { // skewed: decide pulls the TAT back
 					ok, _ := b.decide(0, x, b.one, false)
@@ -172,9 +174,9 @@ func (b *BucketLimiter) Allow() bool {
 				}
 				return false
 			}
-			base = tat
+			next = tat + b.one
 		}
-		if next := base + b.one; next > base { // within the range: granted
+		if next >= b.one { // the sum did not wrap: within the range, granted
 			if b.tat.CompareAndSwap(tat, next) {
 				if st != leaseOff {
 					count(b.counts, true)
