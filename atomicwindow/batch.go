@@ -21,8 +21,8 @@ const (
 )
 
 // Batch is the untimed sibling of [Striped]: one bucket of up to [MaxFields] counters per P,
-// written without atomic read-modify-write and folded as a whole by whoever closes the window,
-// which is how the adaptive limiter gathers its window of samples.
+// written without atomic read-modify-write and folded as a whole by whoever closes the window:
+// a window of samples whose counters are sums and maxima, reset at each fold.
 //
 // [Batch.Add] pins the goroutine to its P and combines its values into the P's stripe.
 // [Batch.Fold] starts a new generation (one atomic add) and combines every stripe still tagged
