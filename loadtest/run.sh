@@ -4,11 +4,11 @@
 # 2x and 4x its capacity, unprotected and under each protection, on loopback only; then Knee from
 # a cold start and the shedder on a CPU-bound service of one CPU under a step overload. Results go
 # to loadtest/results/ (README.md, loadtest.svg, raw.json). LOADTEST_SECONDS sets each cell's
-# measured seconds (default 6; each cell adds 2 s of warm-up). About five minutes in all.
+# measured seconds (default 6; each cell adds 6 s of warm-up, LOADTEST_WARMUP). About eight minutes in all.
 set -eu
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/service" ./loadtest/service
 go build -o "$bin/driver" ./loadtest/driver
-"$bin/driver" -service "$bin/service" -out loadtest/results -seconds "${LOADTEST_SECONDS:-6}"
+"$bin/driver" -service "$bin/service" -out loadtest/results -seconds "${LOADTEST_SECONDS:-6}" -warmup "${LOADTEST_WARMUP:-6s}"
