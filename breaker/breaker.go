@@ -364,7 +364,9 @@ func (b *Breaker) refresh(now int64) {
 	defer b.refreshing.Store(0) // also if an events function panics
 	var h history
 	for i := range b.win.Read(now, true, b.fold) {
-		h.add((*atomicwindow.Bucket)(&b.fold[i]), &b.p)
+		if b.fold[i] != (swin.Bucket{}) { // an empty bucket changes no total and no run
+			h.add((*atomicwindow.Bucket)(&b.fold[i]), &b.p)
+		}
 	}
 	raw, scaled := b.p.ratio(h)
 	b.raw.Store(math.Float64bits(raw))
