@@ -69,8 +69,7 @@ func (c *Core) form(key string, buf *[16]byte) string {
 	if len(key) <= MaxKeyLen {
 		return key
 	}
-	key, _ = c.digest(key, buf)
-	return key
+	return c.digest(key, buf)
 }
 
 // Admit reports whether key may go ahead at now, judged by the failures already counted; if not,

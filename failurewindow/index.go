@@ -23,17 +23,22 @@ import (
 // probing the old array meanwhile finds what was there when it loaded it, so a lookup is as of
 // some instant during the call.
 //
-// The shard publishes an array as its first group and its size in its head (Window.heads: the
-// heads of all shards are one dense array, 16 bytes each, written only when an index is
-// published, so readers keep it cached), and a lookup goes from there straight to the group it
-// probes, without touching the shard's lock line. meta is a sequence word: bit 0 is set while a
-// new array is being published, bits 1-6 hold the log2 of its groups, the bits above count
-// publications. A reader that finds bit 0 set, or meta changed across its loads, takes the lock.
+// The shard publishes an array in its head (Window.heads: the heads of all shards are one dense
+// array of pointers, written only when an index is published, so readers keep it cached) as an
+// immutable pair, its first group and its mask, behind one pointer: a reader loads the pointer
+// once and has both, as of one publication, and goes from there straight to the group it probes,
+// without touching the shard's lock line.
 
-// head is what a reader needs of a shard's index: where it starts and its size.
+// head is where a reader finds a shard's index: nil while the shard has none.
 type head struct {
-	meta  atomic.Uint64 // the sequence word and the log2 of the groups
-	index atomic.Pointer[group]
+	ix atomic.Pointer[index]
+}
+
+// index is a published array of groups: its first group and its mask (groups − 1), never
+// changed once published.
+type index struct {
+	base *group
+	mask uint64
 }
 
 // group is seven slots and their control word: 64 bytes on 64-bit targets, a cache line (arrays
@@ -68,15 +73,13 @@ func empties(c uint64) uint64 { return ^c & slotHighs }
 // tomb marks a deleted slot: probes go past it, inserts leave it to the next rebuild.
 var tomb = new(entry)
 
-// view returns the shard's index as of one instant: its first group and its mask (base nil: no
-// index, an empty shard). ok is false while an index is being published: take the lock.
-func (hd *head) view() (base *group, mask uint64, ok bool) {
-	m := hd.meta.Load()
-	base = hd.index.Load()
-	if m&1 != 0 || hd.meta.Load() != m {
-		return nil, 0, false
+// view returns the shard's index as of one publication: its first group and its mask (base nil:
+// no index, an empty shard).
+func (hd *head) view() (base *group, mask uint64) {
+	if ix := hd.ix.Load(); ix != nil {
+		return ix.base, ix.mask
 	}
-	return base, 1<<(m>>1&63) - 1, true
+	return nil, 0
 }
 
 // groupAt returns group i of the index starting at base.
@@ -188,16 +191,12 @@ func (t *table) rebuild(live int) {
 
 // publish makes a the shard's index for readers. The caller holds the lock.
 func (t *table) publish(a []group) {
-	hd := t.head
-	m := hd.meta.Load()
-	hd.meta.Store(m | 1)
 	t.groups = a
-	var base *group
+	var ix *index
 	if len(a) > 0 {
-		base = &a[0]
+		ix = &index{base: &a[0], mask: uint64(len(a) - 1)}
 	}
-	hd.index.Store(base)
-	hd.meta.Store((m>>7+1)<<7 | uint64(bits.Len(uint(len(a)))-1)&63<<1)
+	t.head.ix.Store(ix)
 }
 
 // unplace deletes e from the shard's index. The caller holds the lock.

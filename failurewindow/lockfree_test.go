@@ -108,36 +108,40 @@ func TestIndexShrinks(t *testing.T) {
 	}
 }
 
-// TestAdmitWhilePublishing: a reader that finds its shard's index being published (or published
-// again between its loads) judges under the lock, with the same answers.
-func TestAdmitWhilePublishing(t *testing.T) {
-	now := int64(0)
-	w, _ := New(2, time.Second, WithClock(func() int64 { return now }))
+// TestViewIsOnePublication: a shard's view is the array last published and its mask, as one
+// pair; a reader still holding the array a rebuild replaced finds in it what it held, the same
+// entries the new array holds, and Admit answers the same across the rebuild.
+func TestViewIsOnePublication(t *testing.T) {
+	w, _ := New(2, time.Second, WithClock(func() int64 { return 0 }))
 	w.RecordAt("a", 0)
 	w.RecordAt("a", 0)
-	w.RecordAt("b", 0)
-	for _, key := range []string{"a", "b", "c"} {
-		var buf [16]byte
-		_, h := w.storedForm(key, &buf)
-		s := &w.shards[h%shards]
-		want, wantWait := w.AdmitAt(key, 10)
-		hd := s.head
-		m := hd.meta.Load()
-		hd.meta.Store(m | 1) // a publication under way
-		if _, _, ok := hd.view(); ok {
-			t.Fatal("view is consistent while an index is being published")
-		}
-		got, gotWait := w.AdmitAt(key, 10)
-		hd.meta.Store(m + 1<<7) // published again, the same index
-		if got != want || gotWait != wantWait {
-			t.Fatalf("%s while publishing: %v %v, want %v %v", key, got, gotWait, want, wantWait)
-		}
-		if _, _, ok := hd.view(); !ok {
-			t.Fatal("view is not consistent once published")
-		}
+	var buf [16]byte
+	key, h := w.storedForm("a", &buf)
+	s := &w.shards[h%shards]
+	old, oldMask := s.head.view()
+	if old != &s.groups[0] || oldMask != uint64(len(s.groups)-1) {
+		t.Fatalf("view %p/%d, want the published array %p/%d", old, oldMask, &s.groups[0], len(s.groups)-1)
 	}
-	if ok, _ := w.AdmitAt("a", 10); ok {
-		t.Fatal("a key at its limit is admitted")
+	want, wantWait := w.AdmitAt("a", 10)
+	s.mu.Lock()
+	s.rebuild(64) // a larger array, published whole
+	s.mu.Unlock()
+	base, mask := s.head.view()
+	if base == old || base != &s.groups[0] || mask != uint64(len(s.groups)-1) || mask == oldMask {
+		t.Fatalf("after the rebuild: view %p/%d, groups %p/%d, old %p/%d", base, mask, &s.groups[0], len(s.groups)-1, old, oldMask)
+	}
+	e := find(base, mask, key, h)
+	if e == nil || find(old, oldMask, key, h) != e {
+		t.Fatal("the old array and the new one do not hold the same entry")
+	}
+	if got, gotWait := w.AdmitAt("a", 10); got != want || gotWait != wantWait || got {
+		t.Fatalf("after the rebuild: %v %v, want %v %v (refused)", got, gotWait, want, wantWait)
+	}
+	s.mu.Lock()
+	s.publish(nil)
+	s.mu.Unlock()
+	if base, mask := s.head.view(); base != nil || mask != 0 {
+		t.Fatalf("no index: view %p/%d, want nil/0", base, mask)
 	}
 }
 

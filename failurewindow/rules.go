@@ -202,10 +202,10 @@ func newKeying() keying {
 // storedForm returns key as the table stores it and its hash: the key itself, or, when it is longer
 // than MaxKeyLen, its 128-bit digest, written into buf.
 func (k *keying) storedForm(key string, buf *[16]byte) (string, uint64) {
-	if len(key) <= MaxKeyLen {
-		return key, k.hash(key)
+	if len(key) > MaxKeyLen {
+		key = k.digest(key, buf)
 	}
-	return k.digest(key, buf)
+	return key, k.hash(key)
 }
 
 // hash returns the hash of a key of at most MaxKeyLen bytes: 16 bytes at a time, each pair of
@@ -250,11 +250,11 @@ func half(s string, i int) uint64 {
 	return uint64(binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))[:]))
 }
 
-// digest returns key's 128-bit digest, written into buf, and its first half as its hash.
-func (k *keying) digest(key string, buf *[16]byte) (string, uint64) {
+// digest returns key's 128-bit digest, written into buf.
+func (k *keying) digest(key string, buf *[16]byte) string {
 	a, b := maphash.String(k.seed, key), maphash.String(k.seed2, key)
 	for i := 0; i < 8; i++ {
 		buf[i], buf[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
 	}
-	return unsafe.String(&buf[0], len(buf)), a // no allocation
+	return unsafe.String(&buf[0], len(buf)) // no allocation
 }

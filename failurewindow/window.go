@@ -258,39 +258,37 @@ func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Durati
 // published words (index.go); a write under way or during the reads, or stamps that need a
 // pull-back (a write), send it to admitLocked.
 func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter time.Duration) {
-	var buf [16]byte
-	var h uint64
-	if len(key) <= MaxKeyLen { // storedForm written out: no call on the common path
-		h = w.hash(key)
-	} else {
-		key, h = w.digest(key, &buf)
+	if len(key) > MaxKeyLen {
+		return w.admitLong(key, now, clocked)
 	}
-	if base, mask, consistent := w.heads[h%shards].view(); consistent {
-		e := find(base, mask, key, h)
-		if e == nil {
-			w.counts.Add(tally.Admitted)
-			return true, 0
-		}
-		if clocked {
-			now, clocked = w.clock(), false
-		}
-		seq := e.seq.Load()
-		head, tail := e.head.Load(), e.tail.Load()
-		if seq&1 == 0 && e.seq.Load() == seq && !w.ahead(tail, now) {
-			// fewer than limit stamps, or the oldest has left
-			if ok = seq&2 == 0 || w.out(head, now); !ok {
-				retryAfter = w.wait(head, now)
-			}
-			w.count(ok)
-			return ok, retryAfter
-		}
+	h := w.hash(key)
+	base, mask := w.heads[h%shards].view()
+	e := find(base, mask, key, h)
+	if e == nil {
+		w.counts.Add(tally.Admitted)
+		return true, 0
 	}
 	if clocked {
 		now = w.clock()
 	}
-	ok, retryAfter = w.admitLocked(key, h, now)
+	seq := e.seq.Load()
+	head, tail := e.head.Load(), e.tail.Load()
+	if seq&1 == 0 && e.seq.Load() == seq && !w.ahead(tail, now) {
+		// fewer than limit stamps, or the oldest has left
+		if ok = seq&2 == 0 || w.out(head, now); !ok {
+			retryAfter = w.wait(head, now)
+		}
+	} else {
+		ok, retryAfter = w.admitLocked(key, h, now)
+	}
 	w.count(ok)
 	return ok, retryAfter
+}
+
+// admitLong is admit of a key longer than MaxKeyLen: of its digest.
+func (w *Window) admitLong(key string, now int64, clocked bool) (ok bool, retryAfter time.Duration) {
+	var buf [16]byte
+	return w.admit(w.digest(key, &buf), now, clocked)
 }
 
 // count counts an answer of Admit.
