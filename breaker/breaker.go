@@ -508,21 +508,27 @@ func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, 
 }
 
 // throttle decides a call at the reading now against the cached ratio scaled (its float64
-// bits), in (0, 1), with the default source: after the probe, the draw, the refusal's count and
+// bits), in [0, 1), with the default source: after the probe, the draw, the refusal's count and
 // its Drop are made in one pinned section, the draw from the P's own state (draw.Split) in its
 // counts row.
 func (b *Breaker) throttle(now int64, bits uint64) (Promise, error) {
-	// scaled in (0, 1), its bits compared as integers (positive floats order as their bits; zero,
-	// negatives, NaN and 1 and over all fail): not so after a refresh between Allow's load of thr
-	// and of scaled
-	if bits-1 >= math.Float64bits(1)-1 {
-		return b.allow(now)
+	// scaled in [0, 1), its bits compared as an integer (non-negative floats order as their
+	// bits; 1 and over, NaN and negatives, whose sign bit is set, all fail): not so after a
+	// refresh between Allow's load of thr and of scaled, and then the general path decides
+	if bits >= math.Float64bits(1) {
+		scaled := math.Float64frombits(bits)
+		roll, drawn := b.draw(scaled)
+		return b.decide(now, roll, scaled, drawn)
 	}
 	scaled := math.Float64frombits(bits)
 	if b.passed.Load() { // probes, written out: no call but when the probe is due
 		if last := b.lastPass.Load(); b.due(now, last) && b.probeAt(now, last) {
 			return Promise{b: b}, nil
 		}
+	}
+	if bits == 0 { // scaled to 0 by the recovery: every draw admits
+		b.let(now)
+		return Promise{b: b}, nil
 	}
 	rows, refused := b.counts.Current(), b.refused.Rows()
 	p := stripe.PinRow(rows)

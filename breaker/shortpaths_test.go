@@ -150,3 +150,46 @@ func TestThrottleOwnClock(t *testing.T) {
 		t.Fatalf("the window holds %d Drops, want the %d refusals", got, refused)
 	}
 }
+
+// TestRecoveringDefaultSource: on the default source, a ratio positive before the recovery
+// scaling and 0 after it (DefaultPolicy: old failures still in the window, a working bucket at
+// its head) admits every call, through the short path's words as through the full path.
+func TestRecoveringDefaultSource(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	now := int64(0)
+	b, err := New(WithClock(func() int64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// failing: 7 of every 10 admitted calls fail, every bucket with successes (no trip), until
+	// the ratio is well up
+	for i := 0; i < 20000 && math.Float64frombits(b.raw.Load()) < 0.3; i++ {
+		now += ms
+		if pr, err := b.Allow(); err == nil {
+			if i%10 < 7 {
+				pr.Fail()
+			} else {
+				pr.Pass()
+			}
+		}
+	}
+	// the next bucket: successes only, until a refresh scales the ratio to 0
+	now = (now/(250*ms) + 1) * 250 * ms
+	for i := 0; i < 2000 && math.Float64frombits(b.scaled.Load()) != 0; i++ {
+		now += ms / 10
+		if pr, err := b.Allow(); err == nil {
+			pr.Pass()
+		}
+	}
+	raw, scaled := math.Float64frombits(b.raw.Load()), math.Float64frombits(b.scaled.Load())
+	if !(raw > 0) || scaled != 0 {
+		t.Fatalf("setup reached raw %v, scaled %v: not the recovering state", raw, scaled)
+	}
+	for i := 0; i < 1000; i++ {
+		pr, err := b.Allow()
+		if err != nil {
+			t.Fatalf("call %d refused at scaled ratio 0", i)
+		}
+		pr.Ignore()
+	}
+}
