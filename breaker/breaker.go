@@ -337,9 +337,9 @@ func (b *Breaker) record(field int, out uintptr) {
 	if b.every == 0 {
 		return
 	}
-	// one compare for the common case: the reading within the granularity past seen (a reading
-	// behind seen wraps to a large distance and goes to settled too) and no refresh due
-	if uint64(now-b.seen.Load()) >= uint64(b.gran) || now >= b.next.Load() {
+	// the common case in three compares: the reading at seen or within the granularity past it
+	// (the distance taken in uint64, where it cannot overflow), and no refresh due
+	if seen := b.seen.Load(); now < seen || uint64(now)-uint64(seen) >= uint64(b.gran) || now >= b.next.Load() {
 		b.settled(now)
 	}
 }

@@ -193,3 +193,25 @@ func TestRecoveringDefaultSource(t *testing.T) {
 		pr.Ignore()
 	}
 }
+
+// TestSettleJumpsAcrossTheRange: a settle whose reading lies almost the whole int64 range before
+// the latest (a clock that returned MaxInt64 − 10, then MinInt64 + 10) is a jump back, however
+// small the distance reads when it wraps: the latest reading and the refresh due are pulled back.
+func TestSettleJumpsAcrossTheRange(t *testing.T) {
+	now := int64(math.MaxInt64 - 10)
+	b, err := New(WithClock(func() int64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := b.Allow()
+	p.Pass()
+	now = math.MinInt64 + 10
+	p, err = b.Allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Pass()
+	if b.seen.Load() != now || b.next.Load() > now+b.every {
+		t.Fatalf("after the jump: seen %d, next %d, want both pulled back to %d", b.seen.Load(), b.next.Load(), now)
+	}
+}
