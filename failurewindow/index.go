@@ -57,6 +57,12 @@ const (
 	slotHighs  = 0x0080808080808080 // the high bit of bytes 0-6
 )
 
+// at returns slot k of g, k < groupSlots (a slot of the control word's bytes 0-6), without a
+// bounds check.
+func (g *group) at(k int) *atomic.Pointer[entry] {
+	return (*atomic.Pointer[entry])(unsafe.Add(unsafe.Pointer(&g.slot), uintptr(k)*unsafe.Sizeof(g.slot[0])))
+}
+
 // fingerprint is the control byte of an entry with hash h: never 0.
 func fingerprint(h uint64) uint64 { return 0x80 | h>>57 }
 
@@ -89,7 +95,7 @@ func groupAt(base *group, i uint64) *group {
 
 // find returns the entry stored as key (the key itself, or its digest when long) with hash h in
 // the index at base, or nil. It takes no lock and makes no call: a key whose hash matches is
-// compared a word at a time (the last word overlapping the one before).
+// compared a word at a time (up to four words that may overlap up to 32 bytes, a loop beyond).
 func find(base *group, mask uint64, key string, h uint64) *entry {
 	if base == nil {
 		return nil
@@ -101,30 +107,40 @@ func find(base *group, mask uint64, key string, h uint64) *entry {
 		c := g.ctrl.Load()
 	slots:
 		for m := matches(c, fp); m != 0; m &= m - 1 {
-			e := g.slot[bits.TrailingZeros64(m)/slotBits].Load() // full: stored before its byte
+			e := g.at(bits.TrailingZeros64(m) / slotBits).Load() // full: stored before its byte
 			s := e.key
-			if e.hash != h || e == tomb || len(s) != n {
+			if e.hash != h || len(s) != n {
 				continue
 			}
 			switch {
-			case n >= 8:
+			case n > 32:
 				for j := 0; j < n-8; j += 8 {
 					if word(s, j) != word(key, j) {
 						continue slots
 					}
 				}
-				if word(s, n-8) == word(key, n-8) {
-					return e
+				if word(s, n-8) != word(key, n-8) {
+					continue
+				}
+			case n > 16: // words at 0, 8, n-16 and n-8 cover all n bytes
+				if word(s, 0) != word(key, 0) || word(s, n-8) != word(key, n-8) ||
+					word(s, 8) != word(key, 8) || word(s, n-16) != word(key, n-16) {
+					continue
+				}
+			case n >= 8:
+				if word(s, 0) != word(key, 0) || word(s, n-8) != word(key, n-8) {
+					continue
 				}
 			case n >= 4:
-				if half(s, 0) == half(key, 0) && half(s, n-4) == half(key, n-4) {
-					return e
+				if half(s, 0) != half(key, 0) || half(s, n-4) != half(key, n-4) {
+					continue
 				}
 			case n > 0:
-				if s[0] == key[0] && s[n>>1] == key[n>>1] && s[n-1] == key[n-1] {
-					return e
+				if s[0] != key[0] || s[n>>1] != key[n>>1] || s[n-1] != key[n-1] {
+					continue
 				}
-			default:
+			}
+			if e != tomb { // the tombstone's hash and key are zero: checked last, as rarely met
 				return e
 			}
 		}
