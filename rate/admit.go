@@ -29,7 +29,7 @@ func (l *SlidingLimiter) Admit(ctx context.Context) (ward.Admission, error) {
 	if err := contract.Dead(ctx); err != nil {
 		return ward.Admission{}, err
 	}
-	return admitted(l.TakeAt(l.clock(), 1))
+	return admitted(l.TakeAt(l.Now(), 1))
 }
 
 // Admit counts one event at Now as [PeriodLimiter.Do] does, with an admission that settles
@@ -39,7 +39,7 @@ func (l *PeriodLimiter) Admit(ctx context.Context) (ward.Admission, error) {
 	if err := contract.Dead(ctx); err != nil {
 		return ward.Admission{}, err
 	}
-	return admitted(l.TakeAt(l.clock(), 1))
+	return admitted(l.TakeAt(l.Now(), 1))
 }
 
 // admitted is the answer of an Admit that decided ok, or refused with wait.

@@ -37,6 +37,23 @@ func apply(opts []Option) (config, error) {
 	return c, err
 }
 
+// kept returns the clock a limiter keeps: the caller's (WithClock), or nil for ward's, which the
+// limiter calls directly, inlined, where a function value could not be.
+func (c *config) kept() func() int64 {
+	if c.given {
+		return c.clock
+	}
+	return nil
+}
+
+// read returns the reading of a kept clock.
+func read(kept func() int64) int64 {
+	if kept == nil {
+		return clock.Now()
+	}
+	return kept()
+}
+
 // do is the Do of every limiter: fn runs when ok, and its error comes back unchanged; a refusal
 // is [ErrLimited] with its wait.
 func do(ctx context.Context, fn func(context.Context) error, ok bool, wait time.Duration) error {
@@ -131,21 +148,14 @@ func NewBucketLimiter(rate float64, burst int, opts ...Option) (*BucketLimiter, 
 	if b.counts != nil {
 		b.leasing.Store(counting)
 	}
-	if c.given {
-		b.clock = c.clock
-	}
+	b.clock = c.kept()
 	b.tat.Store(b.at(b.Now()))
 	return b, nil
 }
 
 // Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
 // of every now this limiter is passed.
-func (b *BucketLimiter) Now() int64 {
-	if b.clock == nil {
-		return clock.Now() // a direct call: inlined, where a function value could not be
-	}
-	return b.clock()
-}
+func (b *BucketLimiter) Now() int64 { return read(b.clock) }
 
 // Allow takes one token at Now.
 func (b *BucketLimiter) Allow() bool {
@@ -320,7 +330,7 @@ type SlidingLimiter struct {
 	_     stripe.NoCopy
 	mu    sync.Mutex
 	s     *Sliding
-	clock func() int64
+	clock func() int64 // WithClock; nil reads ward's clock, called directly
 	// The calls admitted and refused, counted under mu.
 	admitted, refused uint64
 }
@@ -335,15 +345,20 @@ func NewSlidingLimiter(quota int, window time.Duration, opts ...Option) (*Slidin
 	if err != nil {
 		return nil, err
 	}
-	return &SlidingLimiter{s: s, clock: c.clock}, nil
+	return &SlidingLimiter{s: s, clock: c.kept()}, nil
 }
 
 // Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
 // of every now this limiter is passed.
-func (l *SlidingLimiter) Now() int64 { return l.clock() }
+func (l *SlidingLimiter) Now() int64 { return read(l.clock) }
 
 // Allow counts an event at Now if the window has room.
-func (l *SlidingLimiter) Allow() bool { return l.Acquire(l.clock()) }
+func (l *SlidingLimiter) Allow() bool {
+	if l.clock == nil { // Now, written out: a direct call of ward's clock, inlined
+		return l.Acquire(clock.Now())
+	}
+	return l.Acquire(l.clock())
+}
 
 // Do runs fn if the window has room at Now, counting it, and returns fn's error unchanged;
 // otherwise it returns [ErrLimited] with the wait until the window would have room, without
@@ -352,7 +367,7 @@ func (l *SlidingLimiter) Do(ctx context.Context, fn func(context.Context) error)
 	if err := contract.Dead(ctx); err != nil {
 		return err
 	}
-	ok, wait := l.TakeAt(l.clock(), 1)
+	ok, wait := l.TakeAt(l.Now(), 1)
 	return do(ctx, fn, ok, wait)
 }
 
@@ -406,8 +421,8 @@ func (l *SlidingLimiter) Next(now int64, n int) time.Duration {
 type PeriodLimiter struct {
 	_      stripe.NoCopy
 	cur    atomic.Pointer[openPeriod]
-	p      *Period // the policy; its own state is unused
-	clock  func() int64
+	p      *Period      // the policy; its own state is unused
+	clock  func() int64 // WithClock; nil reads ward's clock, called directly
 	counts *tally.Table // the calls' counts, per P: nil unless WithCounts
 }
 
@@ -427,16 +442,22 @@ func NewPeriodLimiter(quota int, period time.Duration, align bool, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	return &PeriodLimiter{p: p, clock: c.clock, counts: c.table()}, nil
+	return &PeriodLimiter{p: p, clock: c.kept(), counts: c.table()}, nil
 }
 
 // Now returns the instant Allow and Do decide at: nanoseconds of the limiter's clock, the origin
 // of every now this limiter is passed.
-func (l *PeriodLimiter) Now() int64 { return l.clock() }
+func (l *PeriodLimiter) Now() int64 { return read(l.clock) }
 
 // Allow counts one event at Now if the quota has room.
 func (l *PeriodLimiter) Allow() bool {
-	_, ok := l.take(l.clock(), 1)
+	var now int64
+	if l.clock == nil { // Now, written out: a direct call of ward's clock, inlined
+		now = clock.Now()
+	} else {
+		now = l.clock()
+	}
+	_, ok := l.take(now, 1)
 	return ok
 }
 
@@ -447,7 +468,7 @@ func (l *PeriodLimiter) Do(ctx context.Context, fn func(context.Context) error) 
 	if err := contract.Dead(ctx); err != nil {
 		return err
 	}
-	ok, wait := l.TakeAt(l.clock(), 1)
+	ok, wait := l.TakeAt(l.Now(), 1)
 	return do(ctx, fn, ok, wait)
 }
 
