@@ -33,15 +33,6 @@ var lookupKeys, lookupCopies = func() ([]string, []string) {
 	return k, c
 }()
 
-// stamps is what a lock-free Admit reads of a key: whether it is at its limit, its oldest stamp.
-type stamps struct {
-	full atomic.Bool
-	head atomic.Int64
-}
-
-// admits is the decision Admit makes from stamps: under the limit, or the oldest stamp out.
-func (s *stamps) admits(now, window int64) bool { return !s.full.Load() || now-s.head.Load() >= window }
-
 func BenchmarkKeyLookup(b *testing.B) {
 	const window = int64(time.Minute)
 	now := int64(time.Second)
@@ -67,27 +58,27 @@ func BenchmarkKeyLookup(b *testing.B) {
 		parallel(b, admit)
 	})
 	b.Run("impl=xsync-mapof", func(b *testing.B) {
-		m := xsync.NewMapOf[string, *stamps]()
+		m := xsync.NewMapOf[string, *keyStamps]()
 		for _, k := range lookupKeys {
-			m.Store(k, new(stamps))
+			m.Store(k, new(keyStamps))
 		}
 		parallel(b, func(key string) bool { s, ok := m.Load(key); return !ok || s.admits(now, window) })
 	})
 	b.Run("impl=sync-map", func(b *testing.B) {
 		var m sync.Map
 		for _, k := range lookupKeys {
-			m.Store(k, new(stamps))
+			m.Store(k, new(keyStamps))
 		}
 		parallel(b, func(key string) bool {
 			s, ok := m.Load(key)
-			return !ok || s.(*stamps).admits(now, window)
+			return !ok || s.(*keyStamps).admits(now, window)
 		})
 	})
 	b.Run("impl=mutex-map", func(b *testing.B) {
 		var mu sync.Mutex
-		m := map[string]*stamps{}
+		m := map[string]*keyStamps{}
 		for _, k := range lookupKeys {
-			m[k] = new(stamps)
+			m[k] = new(keyStamps)
 		}
 		parallel(b, func(key string) bool {
 			mu.Lock()
@@ -152,10 +143,10 @@ func BenchmarkAtomicWord(b *testing.B) {
 func BenchmarkKeyIndexMemory(b *testing.B) {
 	const n = 1 << 18
 	keys := make([]string, n)
-	vals := make([]*stamps, n)
+	vals := make([]*keyStamps, n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("2001:0db8:85a3:%04x:%04x:8a2e:0370:7334", i>>16, i&0xffff)
-		vals[i] = new(stamps)
+		vals[i] = new(keyStamps)
 	}
 	measure := func(b *testing.B, build func() any) {
 		for b.Loop() {
@@ -171,7 +162,7 @@ func BenchmarkKeyIndexMemory(b *testing.B) {
 	}
 	b.Run("impl=xsync-mapof", func(b *testing.B) {
 		measure(b, func() any {
-			m := xsync.NewMapOf[string, *stamps]()
+			m := xsync.NewMapOf[string, *keyStamps]()
 			for i, k := range keys {
 				m.Store(k, vals[i])
 			}
@@ -189,7 +180,7 @@ func BenchmarkKeyIndexMemory(b *testing.B) {
 	})
 	b.Run("impl=go-map", func(b *testing.B) {
 		measure(b, func() any {
-			m := map[string]*stamps{}
+			m := map[string]*keyStamps{}
 			for i, k := range keys {
 				m[k] = vals[i]
 			}

@@ -2,7 +2,11 @@ package bench
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/puzpuzpuz/xsync/v3"
 
 	"github.com/wardgo/ward/failurewindow"
 )
@@ -31,12 +35,45 @@ func wardFailures(failures int) func() Call {
 	}
 }
 
+// keyStamps is what a lock-free Admit reads of a key: whether it is at its limit, its oldest
+// stamp (what the MapOf rows here and BenchmarkKeyLookup keep in their maps).
+type keyStamps struct {
+	full atomic.Bool
+	head atomic.Int64
+}
+
+// admits is the decision Admit makes from keyStamps: under the limit, or the oldest stamp out.
+func (s *keyStamps) admits(now, window int64) bool {
+	return !s.full.Load() || now-s.head.Load() >= window
+}
+
+// mapofFailures is the same admission on xsync's MapOf: failureKey's stamps in the map (at its
+// limit when full, its oldest stamp now), a Load, a clock read and the decision.
+func mapofFailures(full bool) func() Call {
+	return func() Call {
+		const window = int64(time.Hour)
+		m := xsync.NewMapOf[string, *keyStamps]()
+		s := new(keyStamps)
+		s.full.Store(full)
+		s.head.Store(nowNano())
+		m.Store(strings.Clone(failureKey), s) // the map holds its own copy, as the Window does
+		return func(work func(), _ Outcome) bool {
+			if s, ok := m.Load(failureKey); ok && !s.admits(nowNano(), window) {
+				return false
+			}
+			work()
+			return true
+		}
+	}
+}
+
 // Failures is a request from a known key below its limit of failures: admitted.
 var Failures = Comparison{
 	Name:         "Failures",
 	WantAdmitted: 1,
 	Impls: []Impl{
 		{"ward", "failurewindow.Window.Admit, a key with 2 of its 4 failures: a hash, a lock-free lookup, a clock read", wardFailures(2)},
+		{"xsync-mapof", "the same decision on xsync MapOf: a Load of the key's stamps, a clock read", mapofFailures(false)},
 	},
 }
 
@@ -46,6 +83,7 @@ var FailuresRefuse = Comparison{
 	WantAdmitted: 0,
 	Impls: []Impl{
 		{"ward", "failurewindow.Window.Admit, a key at its limit: a hash, a lock-free lookup, a clock read", wardFailures(4)},
+		{"xsync-mapof", "the same decision on xsync MapOf, the key at its limit: a Load of its stamps, a clock read", mapofFailures(true)},
 	},
 }
 
