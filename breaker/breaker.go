@@ -91,7 +91,7 @@ type breakerCold struct {
 	win        *swin.Window     // atomicwindow.Striped's window, so a settle counts in the same pin
 	fold       []swin.Bucket    // the refresh's copy of the window, Buckets long; used under refreshing
 	clock      func() int64     // WithClock; nil reads ward's clock, called directly
-	roll       func() float64   // WithRand, its draws cleaned; nil draws from the P's draw.Split word (see throttle)
+	roll       func() float64   // WithRand, its draws cleaned; nil draws from the P's draw.Split word (see Allow)
 	own        func(error) bool // WithOwnError
 	fail       func(error) bool // WithFailure
 	every      int64            // refresh interval, ns; 0 refreshes on every call
@@ -374,7 +374,7 @@ func (b *Breaker) refresh(now int64) {
 	b.next.Store(now + b.every)
 	b.until.Store(math.MinInt64) // the ratio may have changed: the next refusal decides in full
 	// Allow's short paths, each until the next refresh: healthy, every call admitted; throttling
-	// on the default source, every call drawn for (throttle)
+	// on the default source, every call drawn for (Allow's throttling tail)
 	open, thr := int64(math.MinInt64), int64(math.MinInt64)
 	if b.every != 0 && raw <= 0 {
 		open = now + b.every
@@ -447,7 +447,7 @@ func (b *Breaker) Allow() (Promise, error) {
 		read := clock.Count(row, now)
 		var fresh int64
 		if read && b.clock == nil {
-			fresh = clock.Now() // see throttle
+			fresh = clock.Now() // read in the pin: see the throttling below
 			read = b.moved(now, fresh)
 		}
 		stripe.Unpin()
@@ -459,62 +459,23 @@ func (b *Breaker) Allow() (Promise, error) {
 		}
 		return Promise{}, ErrUnavailable
 	}
-	if now < b.thr.Load() {
-		// Throttling on the default source, the reading before the next refresh: the full path
-		// would come to throttle.
-		return b.throttle(now, b.scaled.Load())
+	bits := b.scaled.Load()
+	if now >= b.thr.Load() {
+		// Not throttling on the default source before the next refresh (thr): the general path
+		// decides, or finds the call to be throttled.
+		var p Promise
+		var err error
+		var done bool
+		if now, bits, p, err, done = b.allow(now); done {
+			return p, err
+		}
 	}
-	return b.allow(now)
-}
-
-// allow is Allow past its short paths, deciding at the reading now.
-func (b *Breaker) allow(now int64) (Promise, error) {
-	if b.nop {
-		return Promise{}, nil
-	}
-	if b.every == 0 {
-		now = b.Now()
-		b.refresh(now)
-	} else if now >= b.next.Load() {
-		b.refresh(now)
-	}
-	if math.Float64frombits(b.raw.Load()) <= 0 {
-		return Promise{b: b}, nil
-	}
-	scaled := math.Float64frombits(b.scaled.Load())
-	if b.roll == nil && scaled < 1 {
-		return b.throttle(now, math.Float64bits(scaled))
-	}
-	roll, drawn := b.draw(scaled)
-	return b.decide(now, roll, scaled, drawn)
-}
-
-// decide ends a call at the reading now, the cached ratio scaled positive, with the draw roll
-// (drawn false: the default source at ratio 1, which draws nothing).
-func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, error) {
-	if b.admits(now, roll, scaled) {
-		return Promise{b: b}, nil
-	}
-	if !drawn && b.every != 0 {
-		b.hold(now)
-	}
-	if b.refused.Refuse(now) && b.every != 0 {
-		return b.again(now, b.Now(), roll, scaled, drawn)
-	}
-	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
-		b.win.Add(now, fDrop, 1)
-	}
-	return Promise{}, ErrUnavailable
-}
-
-// throttle decides a call at the reading now against the cached ratio scaled (its float64
-// bits), in [0, 1), with the default source: after the probe, the draw, the refusal's count and
-// its Drop are made in one pinned section, the draw from the P's own state (draw.Split) in its
-// counts row.
-func (b *Breaker) throttle(now int64, bits uint64) (Promise, error) {
-	// scaled in [0, 1), its bits compared as an integer (non-negative floats order as their
-	// bits; 1 and over, NaN and negatives, whose sign bit is set, all fail): not so after a
-	// refresh between Allow's load of thr and of scaled, and then the general path decides
+	// Throttling on the default source: after the probe, the draw, the refusal's count and its
+	// Drop are made in one pinned section, the draw from the P's own state (draw.Split) in its
+	// counts row. First, scaled in [0, 1), its bits compared as an integer (non-negative floats
+	// order as their bits; 1 and over, NaN and negatives, whose sign bit is set, all fail): not
+	// so after a refresh between the loads of thr and of scaled, and then the general path
+	// decides.
 	if bits >= math.Float64bits(1) {
 		scaled := math.Float64frombits(bits)
 		roll, drawn := b.draw(scaled)
@@ -563,6 +524,49 @@ func (b *Breaker) throttle(now int64, bits uint64) (Promise, error) {
 		return b.again(now, fresh, roll, scaled, true)
 	}
 	b.win.Add(now, fDrop, 1)
+	return Promise{}, ErrUnavailable
+}
+
+// allow is Allow past its short paths, deciding at the reading now: it reports done with the
+// call's answer, or not done with the instant and the cached ratio's bits for Allow's
+// throttling tail.
+func (b *Breaker) allow(now int64) (at int64, bits uint64, p Promise, err error, done bool) {
+	if b.nop {
+		return now, 0, Promise{}, nil, true
+	}
+	if b.every == 0 {
+		now = b.Now()
+		b.refresh(now)
+	} else if now >= b.next.Load() {
+		b.refresh(now)
+	}
+	if math.Float64frombits(b.raw.Load()) <= 0 {
+		return now, 0, Promise{b: b}, nil, true
+	}
+	scaled := math.Float64frombits(b.scaled.Load())
+	if b.roll == nil && scaled < 1 {
+		return now, math.Float64bits(scaled), Promise{}, nil, false
+	}
+	roll, drawn := b.draw(scaled)
+	p, err = b.decide(now, roll, scaled, drawn)
+	return now, 0, p, err, true
+}
+
+// decide ends a call at the reading now, the cached ratio scaled positive, with the draw roll
+// (drawn false: the default source at ratio 1, which draws nothing).
+func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, error) {
+	if b.admits(now, roll, scaled) {
+		return Promise{b: b}, nil
+	}
+	if !drawn && b.every != 0 {
+		b.hold(now)
+	}
+	if b.refused.Refuse(now) && b.every != 0 {
+		return b.again(now, b.Now(), roll, scaled, drawn)
+	}
+	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
+		b.win.Add(now, fDrop, 1)
+	}
 	return Promise{}, ErrUnavailable
 }
 
