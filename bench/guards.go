@@ -8,31 +8,17 @@ import (
 
 	"github.com/puzpuzpuz/xsync/v3"
 
-	"github.com/wardgo/ward/failurewindow"
+	ufailurewindow "github.com/wardgo/ward/bench/user/failurewindow"
 )
 
 // failureKey is the key the Failures scenarios judge: an address with failures on record.
 const failureKey = "203.0.113.7"
 
-// wardFailures is failurewindow.Window.Admit of failureKey, recorded failures times first: the
-// request goes ahead (and does the work) when admitted.
+// wardFailures is failurewindow.Window.Admit of failureKey, recorded failures times first, as a
+// user's package calls it (package user/failurewindow): the request goes ahead (and does the work)
+// when admitted.
 func wardFailures(failures int) func() Call {
-	return func() Call {
-		w, err := failurewindow.New(4, time.Hour)
-		if err != nil {
-			panic(err)
-		}
-		for range failures {
-			w.Record(failureKey)
-		}
-		return func(work func(), _ Outcome) bool {
-			if ok, _ := w.Admit(failureKey); !ok {
-				return false
-			}
-			work()
-			return true
-		}
-	}
+	return func() Call { return must(ufailurewindow.Failing(failureKey, 4, failures, time.Hour)) }
 }
 
 // keyStamps is what a lock-free Admit reads of a key: whether it is at its limit, its oldest
@@ -50,20 +36,25 @@ func (s *keyStamps) admits(now, window int64) bool {
 // mapofFailures is the same admission on xsync's MapOf: failureKey's stamps in the map (at its
 // limit when full, its oldest stamp now), a Load, a clock read and the decision.
 func mapofFailures(full bool) func() Call {
-	return func() Call {
-		const window = int64(time.Hour)
-		m := xsync.NewMapOf[string, *keyStamps]()
-		s := new(keyStamps)
-		s.full.Store(full)
-		s.head.Store(nowNano())
-		m.Store(strings.Clone(failureKey), s) // the map holds its own copy, as the Window does
-		return func(work func(), _ Outcome) bool {
-			if s, ok := m.Load(failureKey); ok && !s.admits(nowNano(), window) {
-				return false
-			}
-			work()
-			return true
+	return func() Call { return mapofCall(full) }
+}
+
+// mapofCall builds mapofFailures' call in a function of its own, so the compiler inlines into it
+// what it would inline in a user's small function (a closure built in a large package init gets a
+// smaller inlining budget), as the ward row's call gets in package user/failurewindow.
+func mapofCall(full bool) Call {
+	const window = int64(time.Hour)
+	m := xsync.NewMapOf[string, *keyStamps]()
+	s := new(keyStamps)
+	s.full.Store(full)
+	s.head.Store(nowNano())
+	m.Store(strings.Clone(failureKey), s) // the map holds its own copy, as the Window does
+	return func(work func(), _ Outcome) bool {
+		if s, ok := m.Load(failureKey); ok && !s.admits(nowNano(), window) {
+			return false
 		}
+		work()
+		return true
 	}
 }
 
