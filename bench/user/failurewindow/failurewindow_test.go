@@ -36,3 +36,30 @@ func TestAllocs(t *testing.T) {
 		t.Fatal("a key at its limit of 1 admitted within the window")
 	}
 }
+
+// TestFailingAllocs: Failing's call allocates nothing, admits a key below its limit and runs the
+// work, and refuses a key at its limit without running it.
+func TestFailingAllocs(t *testing.T) {
+	call, err := Failing("203.0.113.7", 4, 2, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worked := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		if !call(func() { worked++ }, 0) {
+			t.Fatal("a key with 2 of its 4 failures refused")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a call, want 0", n)
+	}
+	if worked == 0 {
+		t.Fatal("the work never ran")
+	}
+	full, err := Failing("203.0.113.7", 4, 4, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full(func() { t.Fatal("the work ran for a refused key") }, 0) {
+		t.Fatal("a key at its limit admitted")
+	}
+}
