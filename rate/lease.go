@@ -80,7 +80,8 @@ func (b *BucketLimiter) leasingOn() bool { return b.state() != leaseOff }
 
 // start makes the table of leases if leasing is wanted, and reports whether it is on.
 func (b *BucketLimiter) start() bool {
-	if st := b.leasing.Load(); st&leaseState == leaseWanted && b.leasing.CompareAndSwap(st, st^leaseWanted|leaseStarting) {
+	st := b.leasing.Load() // the state, and the counting bit kept through every change
+	if st&leaseState == leaseWanted && b.leasing.CompareAndSwap(st, st^leaseWanted|leaseStarting) {
 		b.leases.Init(leaseWords)
 		b.leasing.Store(st&^leaseState | leaseOn)
 		return true
