@@ -96,7 +96,7 @@ type config struct {
 	fail   func(error) bool // WithFailure's predicate; nil: none
 	max    int64            // MaxStoredFailures; lowered only by tests
 	roll   func() float64   // the eviction's draws
-	counts *tally.Table     // the calls' counts, per P (ward.Counts)
+	counts stripe.Table     // the calls' counts, per P, in internal/tally's words (ward.Counts)
 }
 
 // counters are the shared words Record and the sweep write.
@@ -208,8 +208,7 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
 		return nil, err
 	}
-	w.counts = new(tally.Table)
-	w.counts.Init(false)
+	w.counts.Init(tally.Words)
 	for i := range w.shards {
 		w.shards[i].head = &w.heads[i]
 	}
@@ -263,25 +262,35 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 	}
 	h := w.hash(key)
 	base, mask := w.heads[h%shards].view()
-	e := find(base, mask, key, h)
-	if e == nil {
-		w.counts.Add(tally.Admitted)
-		return true, 0
-	}
-	if clocked {
-		now = w.clock()
-	}
-	seq := e.seq.Load()
-	head, tail := e.head.Load(), e.tail.Load()
-	if seq&1 == 0 && e.seq.Load() == seq && !w.ahead(tail, now) {
-		// fewer than limit stamps, or the oldest has left
-		if ok = seq&2 == 0 || w.out(head, now); !ok {
-			retryAfter = w.wait(head, now)
-		}
+	if e := find(base, mask, key, h); e == nil {
+		ok = true
 	} else {
-		ok, retryAfter = w.admitLocked(key, h, now)
+		if clocked {
+			now = w.clock()
+		}
+		seq := e.seq.Load()
+		head, tail := e.head.Load(), e.tail.Load()
+		if seq&1 == 0 && e.seq.Load() == seq && !w.ahead(tail, now) {
+			// fewer than limit stamps, or the oldest has left
+			if ok = seq&2 == 0 || w.out(head, now); !ok {
+				retryAfter = w.wait(head, now)
+			}
+		} else {
+			ok, retryAfter = w.admitLocked(key, h, now)
+		}
 	}
-	w.count(ok)
+	i := tally.Refused
+	if ok {
+		i = tally.Admitted
+	}
+	r := w.counts.Current() // add's work written out: no call on the common path
+	if row := r.Row(stripe.PinRow(r)); row != nil {
+		tally.AddRow(row, uintptr(i))
+		stripe.Unpin()
+	} else { // GOMAXPROCS grew past the rows: add grows them
+		stripe.Unpin()
+		w.add(i)
+	}
 	return ok, retryAfter
 }
 
@@ -291,17 +300,14 @@ func (w *Window) admitLong(key string, now int64, clocked bool) (ok bool, retryA
 	return w.admit(w.digest(key, &buf), now, clocked)
 }
 
-// count counts an answer of Admit.
-func (w *Window) count(ok bool) {
-	i := tally.Refused
-	if ok {
-		i = tally.Admitted
-	}
-	w.counts.Add(i)
+// add counts one in word i (internal/tally's) of the calling P's row.
+func (w *Window) add(i int) {
+	tally.AddRow(w.counts.Pin(), uintptr(i))
+	stripe.Unpin()
 }
 
-// admitLocked judges key, stored with hash h, at now under its shard's lock: an index or the
-// entry being written, or a pull-back to write.
+// admitLocked judges key, stored with hash h, at now under its shard's lock: the entry being
+// written, or a pull-back to write.
 func (w *Window) admitLocked(key string, h uint64, now int64) (ok bool, retryAfter time.Duration) {
 	s := &w.shards[h%shards]
 	s.mu.Lock()
@@ -326,7 +332,7 @@ func (w *Window) Record(key string) { w.RecordAt(key, w.clock()) }
 // the window sooner than one recorded before it; a newest stamp more than a window later than now
 // is first pulled back to now.
 func (w *Window) RecordAt(key string, now int64) {
-	w.counts.Add(tally.Failed)
+	w.add(tally.Failed)
 	var buf [16]byte
 	key, h := w.storedForm(key, &buf)
 	w.maybeSweep(now)
@@ -377,9 +383,9 @@ func (w *Window) Do(ctx context.Context, key string, fn func(context.Context) er
 	case contract.Fail:
 		w.Record(key)
 	case contract.Pass:
-		w.counts.Add(tally.Passed)
+		w.add(tally.Passed)
 	default:
-		w.counts.Add(tally.Ignored)
+		w.add(tally.Ignored)
 	}
 	return err
 }
@@ -589,4 +595,4 @@ func (w *Window) Snapshot() Snapshot {
 // successes are never reported, it is the admitted requests that did not fail. Abandoned stays
 // zero: a Window never waits. The counts sit in per-P rows (a plain add on the calling P's own
 // cache line, no shared word written) and are folded here.
-func (w *Window) Counts() ward.Counts { return w.counts.Counts() }
+func (w *Window) Counts() ward.Counts { return tally.CountsOf(w.counts.All(), 0) }
