@@ -217,10 +217,13 @@ func (k *keying) hash(key string) uint64 {
 	var lo, hi uint64
 	acc := k.k[0]
 	switch {
-	case n > 16: // the last 16 bytes make the final words, what comes before is folded into acc
+	case n > 32: // the last 16 bytes make the final words, what comes before is folded into acc
 		for i := 0; i < n-16; i += 16 {
 			acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
 		}
+		lo, hi = word(key, n-16), word(key, n-8)
+	case n > 16: // the loop above, run once
+		acc = fold(word(key, 0)^k.k[1], word(key, 8)^acc)
 		lo, hi = word(key, n-16), word(key, n-8)
 	case n >= 8:
 		lo, hi = word(key, 0), word(key, n-8)
