@@ -69,16 +69,18 @@
 //     control word holds seven bits of each slot's hash, so a lookup compares them all at once
 //     and dereferences only the entries that match (an unknown key usually costs one line).
 //     Writers change it by single atomic stores (an entry into an empty slot and then its control
-//     byte, a tombstone for a deletion, a fresh array published whole when it fills); where each
-//     shard's index starts, and its size, sit in a dense array of 16-byte heads that readers keep
-//     cached. Each entry (64 bytes, one cache line) publishes what Admit needs (is it at its
-//     limit, its oldest and newest stamp) in atomic words under a sequence number; a reader that
-//     catches a write under way, or a key whose stamps need a pull-back, judges under the shard's
-//     lock instead. Admit of a known key hashes it once and writes no shared word, so readers on
-//     different cores never pass a cache line back and forth; Admit of an unknown key does not
-//     read the clock. A key is hashed 16 bytes at a time under three 64-bit keys drawn at New
-//     (each pair of words multiplied into 128 bits and folded, as wyhash does), so that where a
-//     key lands can be neither foreseen nor aimed at from outside; keys are compared in full.
+//     byte, a tombstone for a deletion, a fresh array published whole when it fills); each shard's
+//     array and its size are published together, immutable, behind one pointer in a dense array
+//     of heads that readers keep cached, so a reader loads one word to find them. Each entry (64
+//     bytes, one cache line) publishes what Admit needs (is it at its limit, its oldest and
+//     newest stamp) in atomic words under a sequence number; a reader that catches a write under
+//     way, or a key whose stamps need a pull-back, judges under the shard's lock instead. Admit of
+//     a known key hashes it once and writes no shared word (its count goes to its P's own row),
+//     so readers on different cores never pass a cache line back and forth; Admit of an unknown
+//     key does not read the clock. A key is hashed 16 bytes at a time under three 64-bit keys
+//     drawn at New (each pair of words multiplied into 128 bits and folded, as wyhash does), so
+//     that where a key lands can be neither foreseen nor aimed at from outside; a key whose hash
+//     matches is compared in full, a word at a time.
 //   - The index is ward's own rather than xsync's MapOf: a general map costs several times the
 //     index's bytes per key, and gives only the lookup (its Range is no uniform random probe, so
 //     the dense array and the shard lock would stay, and the entry's stamps would still need
