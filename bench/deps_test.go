@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,12 +24,19 @@ import (
 // move.
 
 // lookupKeys are 4096 IPv6 addresses as text, and their copies: the table holds its own strings,
-// each lookup brings another, as a server's requests do.
+// each lookup brings another, as a server's requests do. The copies are made after all the keys,
+// so no copy shares a cache line with the key a table stores (a request's key never sits next to
+// the table's own): a lookup's comparison reads the stored key from where the table keeps it.
+// The copies come in a shuffled order (a fixed seed), as requests' keys come in no relation to
+// the order the table first stored them: a run of lookups does not walk the tables' allocations
+// in the order they were made.
 var lookupKeys, lookupCopies = func() ([]string, []string) {
 	k, c := make([]string, 4096), make([]string, 4096)
 	for i := range k {
 		k[i] = fmt.Sprintf("2001:db8:85a3:8d3:1319:8a2e:%x:%x", i>>8, i&0xff)
-		c[i] = strings.Clone(k[i])
+	}
+	for i, j := range rand.New(rand.NewPCG(1, 2)).Perm(len(k)) {
+		c[i] = strings.Clone(k[j])
 	}
 	return k, c
 }()
