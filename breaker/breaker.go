@@ -83,6 +83,7 @@ type breakerProbe struct {
 	lastPass   atomic.Int64 // the last call let through while the ratio was positive
 	passed     atomic.Bool
 	refreshing atomic.Int32
+	pulls      atomic.Uint64 // pull-backs made (see pullBack); a refresh that saw one made meanwhile is due again at once
 }
 
 // breakerCold is set at construction and only read after.
@@ -362,6 +363,7 @@ func (b *Breaker) refresh(now int64) {
 		return
 	}
 	defer b.refreshing.Store(0) // also if an events function panics
+	pulls := b.pulls.Load()
 	var h history
 	for i := range b.win.Read(now, true, b.fold) {
 		if b.fold[i] != (swin.Bucket{}) { // an empty bucket changes no total and no run
@@ -369,6 +371,15 @@ func (b *Breaker) refresh(now int64) {
 		}
 	}
 	raw, scaled := b.p.ratio(h)
+	b.publish(now, pulls, raw, scaled)
+}
+
+// publish stores a refresh's ratio, made at now, and the instants until which Allow's short paths
+// hold. A pull-back made while the refresh ran (pulls moved: a settle read an instant more than a
+// window before the latest) makes now suspect, a reading far past the clock's: its instants would
+// hold the cache until that far future, so the refresh is left due at once and the short paths
+// closed, and the next settle refreshes at its own reading.
+func (b *Breaker) publish(now int64, pulls uint64, raw, scaled float64) {
 	b.raw.Store(math.Float64bits(raw))
 	b.scaled.Store(math.Float64bits(scaled))
 	b.next.Store(now + b.every)
@@ -383,6 +394,11 @@ func (b *Breaker) refresh(now int64) {
 	}
 	b.open.Store(open)
 	b.thr.Store(thr)
+	if b.pulls.Load() != pulls {
+		b.next.Store(math.MinInt64)
+		b.open.Store(math.MinInt64)
+		b.thr.Store(math.MinInt64)
+	}
 	if b.events != nil && (raw > 0) != b.state {
 		b.state = raw > 0
 		b.events(Event{At: now, Refusing: b.state, Ratio: scaled})
@@ -402,6 +418,7 @@ func (b *Breaker) pullBack(now int64) bool {
 	b.until.Store(math.MinInt64)
 	b.open.Store(math.MinInt64)
 	b.thr.Store(math.MinInt64)
+	b.pulls.Add(1)
 	return true
 }
 
