@@ -235,10 +235,19 @@ func (c *CPU) loop(stop, done chan struct{}) {
 // poll takes a reading if one is due at now (an instant of the sampler's clock): the first caller
 // after the due instant takes it, and any other goes on at once. The sampling goroutine polls on
 // every tick; a [Shedder] whose sampler New made polls from its calls too, so that a reading is
-// not late when the goroutine waits for a P behind the very calls that saturate it.
+// not late when the goroutine waits for a P behind the very calls that saturate it. The due
+// instants keep one grid, every interval from the first: a poll that comes late does not push
+// the next one later, so a tick woken a little later than the one before still takes its reading.
 func (c *CPU) poll(now int64) {
 	due := c.due.Load()
-	if now < due || !c.due.CompareAndSwap(due, now+int64(c.every)) || !c.mu.TryLock() {
+	if now < due {
+		return
+	}
+	next := due + int64(c.every)
+	if next <= now { // a whole interval or more late: the first instant of the grid past now
+		next += (now - due) / int64(c.every) * int64(c.every)
+	}
+	if !c.due.CompareAndSwap(due, next) || !c.mu.TryLock() {
 		return
 	}
 	c.sample()

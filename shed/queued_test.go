@@ -76,7 +76,8 @@ func TestCPUQueuedBadStat(t *testing.T) {
 }
 
 // TestCPUPoll: a reading is taken by the first poll at or after the due instant, which moves the
-// due instant one interval on; a poll before it takes nothing.
+// due instant one interval on along the grid of due instants, however late the poll (a tick woken
+// later than the one before still reads); a poll before it takes nothing.
 func TestCPUPoll(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	root := fixture(t, map[string]string{"proc/self/stat": statLine(0, 0)})
@@ -97,8 +98,11 @@ func TestCPUPoll(t *testing.T) {
 	}{
 		{250 * time.Millisecond, 0, -1, 500 * time.Millisecond},     // the first reading: no value yet
 		{400 * time.Millisecond, 100, -1, 500 * time.Millisecond},   // not due: nothing read
-		{600 * time.Millisecond, 20, 571, 850 * time.Millisecond},   // 200 ms of CPU over 350 ms
-		{849 * time.Millisecond, 1000, 571, 850 * time.Millisecond}, // not due
+		{600 * time.Millisecond, 20, 571, 750 * time.Millisecond},   // 200 ms of CPU over 350 ms
+		{749 * time.Millisecond, 1000, 571, 750 * time.Millisecond}, // not due
+		{755 * time.Millisecond, 35, 591, time.Second},              // 5 ms late after 100 ms late: read (150 ms of CPU over 155 ms)
+		{1800 * time.Millisecond, 35, 562, 2 * time.Second},         // three intervals late: read, due at the grid's next instant
+		{1999 * time.Millisecond, 1000, 562, 2 * time.Second},       // not due
 	} {
 		now = int64(st.at)
 		write(t, root, "proc/self/stat", statLine(st.tick, 0))
