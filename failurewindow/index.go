@@ -29,7 +29,7 @@ import (
 // once and has both, as of one publication, and goes from there straight to the group it probes,
 // without touching the shard's lock line.
 
-// head is where a reader finds a shard's index: nil while the shard has none.
+// head is where a reader finds a shard's index: noIndex while the shard has none.
 type head struct {
 	ix atomic.Pointer[index]
 }
@@ -79,13 +79,14 @@ func empties(c uint64) uint64 { return ^c & slotHighs }
 // tomb marks a deleted slot: probes go past it, inserts leave it to the next rebuild.
 var tomb = new(entry)
 
-// view returns the shard's index as of one publication: its first group and its mask (base nil:
-// no index, an empty shard).
+// noIndex is the index of a shard with no keys: one empty group, so a lookup finds nothing
+// without a branch of its own. New puts it in every head.
+var noIndex = &index{base: new(group)}
+
+// view returns the shard's index as of one publication: its first group and its mask.
 func (hd *head) view() (base *group, mask uint64) {
-	if ix := hd.ix.Load(); ix != nil {
-		return ix.base, ix.mask
-	}
-	return nil, 0
+	ix := hd.ix.Load()
+	return ix.base, ix.mask
 }
 
 // groupAt returns group i of the index starting at base.
@@ -94,12 +95,9 @@ func groupAt(base *group, i uint64) *group {
 }
 
 // find returns the entry stored as key (the key itself, or its digest when long) with hash h in
-// the index at base, or nil. It takes no lock and makes no call: a key whose hash matches is
+// the index at base (at least one group: noIndex when the shard has none), or nil. It takes no lock and makes no call: a key whose hash matches is
 // compared a word at a time (up to four words that may overlap up to 32 bytes, a loop beyond).
 func find(base *group, mask uint64, key string, h uint64) *entry {
-	if base == nil {
-		return nil
-	}
 	n := len(key)
 	fp := fingerprint(h)
 	for i := (h >> 8) & mask; ; i = (i + 1) & mask { // the low 8 bits chose the shard
@@ -208,7 +206,7 @@ func (t *table) rebuild(live int) {
 // publish makes a the shard's index for readers. The caller holds the lock.
 func (t *table) publish(a []group) {
 	t.groups = a
-	var ix *index
+	ix := noIndex
 	if len(a) > 0 {
 		ix = &index{base: &a[0], mask: uint64(len(a) - 1)}
 	}

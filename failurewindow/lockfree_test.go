@@ -140,8 +140,8 @@ func TestViewIsOnePublication(t *testing.T) {
 	s.mu.Lock()
 	s.publish(nil)
 	s.mu.Unlock()
-	if base, mask := s.head.view(); base != nil || mask != 0 {
-		t.Fatalf("no index: view %p/%d, want nil/0", base, mask)
+	if base, mask := s.head.view(); base != noIndex.base || mask != 0 || find(base, mask, key, h) != nil {
+		t.Fatalf("no index: view %p/%d, want the empty group %p/0 where nothing is found", base, mask, noIndex.base)
 	}
 }
 

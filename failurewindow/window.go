@@ -211,6 +211,7 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 	w.counts.Init(tally.Words)
 	for i := range w.shards {
 		w.shards[i].head = &w.heads[i]
+		w.heads[i].ix.Store(noIndex)
 	}
 	w.lastSweep.Store(w.clock())
 	return w, nil
