@@ -375,8 +375,9 @@ func (b *Breaker) refresh(now int64) {
 }
 
 // publish stores a refresh's ratio, made at now, and the instants until which Allow's short paths
-// hold. A pull-back made while the refresh ran (pulls moved: a settle read an instant more than a
-// window before the latest) makes now suspect, a reading far past the clock's: its instants would
+// hold. A pull-back made while the refresh ran, or before it but after now was read (pulls moved,
+// or the latest reading lies more than a window before now: a settle read an instant more than a
+// window before the latest), makes now suspect, a reading far past the clock's: its instants would
 // hold the cache until that far future, so the refresh is left due at once and the short paths
 // closed, and the next settle refreshes at its own reading.
 func (b *Breaker) publish(now int64, pulls uint64, raw, scaled float64) {
@@ -394,7 +395,7 @@ func (b *Breaker) publish(now int64, pulls uint64, raw, scaled float64) {
 	}
 	b.open.Store(open)
 	b.thr.Store(thr)
-	if b.pulls.Load() != pulls {
+	if b.pulls.Load() != pulls || b.every != 0 && b.ahead(now) {
 		b.next.Store(math.MinInt64)
 		b.open.Store(math.MinInt64)
 		b.thr.Store(math.MinInt64)
@@ -427,6 +428,14 @@ func (b *Breaker) pullBack(now int64) bool {
 func (b *Breaker) jumped(now int64) bool {
 	seen := b.seen.Load()
 	return now < seen && uint64(seen)-uint64(now) > uint64(b.p.Window)
+}
+
+// ahead reports whether now lies more than a window after the latest reading: a reading that a
+// pull-back has since pulled the latest reading back from (every settle and every refresh at a
+// reading brings the latest reading to within the granularity of it otherwise).
+func (b *Breaker) ahead(now int64) bool {
+	seen := b.seen.Load()
+	return now > seen && uint64(now)-uint64(seen) > uint64(b.p.Window)
 }
 
 // moved reports whether again, given the reading now and the clock's fresh reading, would decide
