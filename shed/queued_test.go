@@ -186,3 +186,29 @@ func TestHotAdmissionYields(t *testing.T) {
 
 // removeTasks removes the fixture's threads, so a step can list the ones still alive.
 func removeTasks(root string) error { return os.RemoveAll(filepath.Join(root, "proc/self/task")) }
+
+// TestHotTimedFromAfterTheYield: a call admitted while the server is hot is timed from when it runs
+// again after its yield, with WithRefresh(0) too (where the clock is read on every call): its start
+// is the clock's last reading, not Allow's first.
+func TestHotTimedFromAfterTheYield(t *testing.T) {
+	for _, refresh := range []time.Duration{0, time.Millisecond} {
+		now, reads := int64(0), 0
+		s, err := New(WithCPU(func() int { return 1000 }), WithSampleEvery(1), WithRefresh(refresh),
+			WithClock(func() int64 { reads++; now += int64(time.Millisecond); return now }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := reads
+		p, err := s.Allow()
+		if err != nil {
+			t.Fatalf("refresh %v: a hot server with nothing in flight refused: %v", refresh, err)
+		}
+		if !p.timed || p.start != now || reads < first+1 {
+			t.Fatalf("refresh %v: timed %v, start %d after %d reads; want timed from the last reading %d", refresh, p.timed, p.start, reads-first, now)
+		}
+		if refresh == 0 && reads < first+2 {
+			t.Fatalf("refresh 0: %d clock reads for a hot timed admission, want Allow's and one after the yield", reads-first)
+		}
+		p.Pass()
+	}
+}

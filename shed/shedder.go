@@ -367,6 +367,9 @@ func (s *Shedder) allowHot(now int64) (Promise, error) {
 	if tick&s.untimed != 0 {
 		return Promise{s: s}, nil
 	}
+	if s.refresh == 0 { // now is the clock's reading from before the yield: read it again
+		now = s.clock()
+	}
 	return s.timed(now)
 }
 
