@@ -122,8 +122,8 @@ var Floors = map[string]Floor{
 		Also:   []string{"ward-gozero"},
 	},
 	"BreakerRefuse": {
-		Parts:  []Part{{"call", 1}, {"draw", 1}, {"pin", 1}},
-		Why:    "a refusal at a ratio under 1 is a draw against the cached ratio; the refused request counts in the SRE formula (a per-P write); no clock read",
+		Parts:  []Part{{"call", 1}, {"pin", 1}},
+		Why:    "tripped (the default policy): refused at once, the refusal counted in a per-P write, the clock read only now and then; go-zero's policy throttles instead, by a draw from its P's own generator inside that same pinned write (a few instructions, not the runtime's draw)",
 		Target: 100,
 		Also:   []string{"ward-gozero"},
 	},
