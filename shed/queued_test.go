@@ -127,6 +127,7 @@ func TestShedderPollsItsSampler(t *testing.T) {
 	if s.poll != s.sampler || s.poll == nil {
 		t.Fatal("the shedder does not poll its own sampler")
 	}
+	defer s.sampler.Stop() // New's sampler, which s.cpu still reads: Allow starts its goroutine
 	root := fixture(t, map[string]string{"proc/self/stat": statLine(0, 0)})
 	c := newCPU(root, GoZeroCPUPolicy(), s.clock)
 	s.poll, s.sampler = c, c
