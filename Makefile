@@ -7,7 +7,7 @@ COUNT     ?= 10
 CPUS      ?= 1,2,4
 BIN       := $(CURDIR)/bin
 
-.PHONY: help test vet fmt-check unit contrib loadtest loadtest-faults faults-test bench-quick bench-deps bench-scaling bench-instructions bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
+.PHONY: help test vet fmt-check unit contrib loadtest loadtest-faults faults-test bench-quick bench-deps bench-scaling bench-instructions bench-pool bench bench-pkg bench-report fuzz cover lint test-arm64 demo demo-netflix
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
