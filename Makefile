@@ -35,7 +35,7 @@ unit: ## go test -race -shuffle=on over every package (the GOMAXPROCS stress tes
 bench-pkg: ## the packages' own benchmarks, -count $(COUNT) at -cpu $(CPUS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) -cpu $(CPUS) $(PKGS)
 
-loadtest: ## the example service driven open-loop (a fixed arrival rate, from a separate Go process) at 0.5x-4x capacity, unprotected and under each protection (Knee included), Knee from cold, the shedder on a one-CPU CPU-bound service under a step overload (about 8 minutes, loopback only); results in loadtest/results/
+loadtest: ## the example service driven open-loop (a fixed arrival rate, from a separate Go process) at 0.5x-4x capacity, unprotected and under each protection (Knee included), Knee from cold, the shedder on a one-CPU CPU-bound service under a step overload, then loadtest-faults (about 10 minutes in all, loopback only); results in loadtest/results/
 	./loadtest/run.sh
 	$(MAKE) loadtest-faults
 

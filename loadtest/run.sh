@@ -4,7 +4,7 @@
 # 2x and 4x its capacity, unprotected and under each protection, on loopback only; then Knee from
 # a cold start and the shedder on a CPU-bound service of one CPU under a step overload. Results go
 # to loadtest/results/ (README.md, loadtest.svg, raw.json). LOADTEST_SECONDS sets each cell's
-# measured seconds (default 6; each cell adds 6 s of warm-up, LOADTEST_WARMUP). About eight minutes in all.
+# measured seconds (default 6; each cell adds 6 s of warm-up, LOADTEST_WARMUP). About six minutes in all.
 set -eu
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
