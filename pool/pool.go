@@ -511,7 +511,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 	for !p.b.lends {
 		i, w, got := p.b.lendIdle()
 		if got == fastDone {
-			return Loan[T]{p: p, item: p.items[i], w: w, i: i}, nil
+			return p.loan(i, w), nil
 		}
 		if got == fastNone {
 			break
