@@ -60,16 +60,12 @@ const (
 	fDropped         // 1 if any call failed (Max)
 )
 
-// entry is what one settled call adds to its window. A timed call's response time is now minus
-// its start, held at 0 from below (a start after now, from a clock that jumped back, counts as 0).
-// An untimed call adds only its in-flight count and its drop flag, and only if it failed.
-func entry(start, now, inFlight int64, timed, failed bool) atomicwindow.Bucket {
+// entry is what one settled call adds to its window: its response time, now minus its start, held
+// at 0 from below (a start after now, from a clock that jumped back, counts as 0).
+func entry(start, now, inFlight int64, failed bool) atomicwindow.Bucket {
 	var drop int64
 	if failed {
 		drop = 1
-	}
-	if !timed {
-		return atomicwindow.Bucket{fInFlight: inFlight, fDropped: drop}
 	}
 	return atomicwindow.Bucket{fRTT: max(now-start, 0), fTimed: 1, fInFlight: inFlight, fDropped: drop}
 }
@@ -163,7 +159,7 @@ func (t *Ticket) settle(now int64, failed bool) {
 	}
 	t.c = nil
 	c.inFlight--
-	e := entry(t.start, now, t.inFlight, true, failed)
+	e := entry(t.start, now, t.inFlight, failed)
 	c.sums[fRTT] += e[fRTT]
 	c.sums[fTimed] += e[fTimed]
 	c.sums[fInFlight] = max(c.sums[fInFlight], e[fInFlight])
