@@ -274,9 +274,7 @@ func observe(o metric.Observer, in *instruments, s Source) {
 	kind := attribute.String("ward.kind", s.kind)
 	both := metric.WithAttributes(kind, name)
 	only := metric.WithAttributes(name)
-	counted := false
 	if c, ok := s.v.(ward.Counter); ok {
-		counted = true
 		k := c.Counts()
 		o.ObserveInt64(in.admitted, int64(k.Admitted), both)
 		o.ObserveInt64(in.refused, int64(k.Refused), metric.WithAttributes(kind, name, attribute.String("ward.reason", s.reason)))
@@ -302,15 +300,9 @@ func observe(o metric.Observer, in *instruments, s Source) {
 	case *breaker.Breaker:
 		sn := v.Snapshot()
 		o.ObserveFloat64(in.ratio, sn.Ratio, only)
-		if !counted {
-			o.ObserveInt64(in.refused, sn.Refused, metric.WithAttributes(kind, name, attribute.String("ward.reason", s.reason)))
-		}
 	case *shed.Shedder:
 		sn := v.Snapshot()
 		o.ObserveFloat64(in.inFlight, float64(sn.InFlight), both)
-		if !counted {
-			o.ObserveInt64(in.refused, sn.Refused, metric.WithAttributes(kind, name, attribute.String("ward.reason", s.reason)))
-		}
 		o.ObserveFloat64(in.capacity, sn.Capacity, only)
 		hot := 0.0
 		if sn.Hot {

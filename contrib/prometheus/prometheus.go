@@ -299,15 +299,9 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, e entry) {
 	case *breaker.Breaker:
 		s := v.Snapshot()
 		ch <- prometheus.MustNewConstMetric(c.ratio, gauge, s.Ratio, e.name)
-		if _, ok := e.v.(ward.Counter); !ok {
-			ch <- prometheus.MustNewConstMetric(c.refused, counter, float64(s.Refused), e.kind, e.name, e.reason)
-		}
 	case *shed.Shedder:
 		s := v.Snapshot()
 		ch <- prometheus.MustNewConstMetric(c.inFlight, gauge, float64(s.InFlight), e.kind, e.name)
-		if _, ok := e.v.(ward.Counter); !ok {
-			ch <- prometheus.MustNewConstMetric(c.refused, counter, float64(s.Refused), e.kind, e.name, e.reason)
-		}
 		ch <- prometheus.MustNewConstMetric(c.capacity, gauge, s.Capacity, e.name)
 		hot := 0.0
 		if s.Hot {
