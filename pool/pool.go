@@ -684,9 +684,10 @@ func (p *Pool[T]) abandon(g grant) {
 	case g.err != nil:
 	case g.make:
 		p.mu.Lock()
-		p.g.back(p.b.slots[g.i].loan, p.b.clock(), false)
+		now := p.b.clock()
+		p.g.back(p.b.slots[g.i].loan, now, false)
 		p.unmake(g.i)
-		out := p.serve(p.b.clock(), nil)
+		out := p.serve(now, nil)
 		p.mu.Unlock()
 		p.closeAll(out)
 	default:
