@@ -7,7 +7,8 @@
 //	reg, err := wardotel.Register(meter,
 //		wardotel.Limiter("api", lim), wardotel.Breaker("payments", brk), wardotel.Transport("backend", tr))
 //	defer reg.Unregister()
-//	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(wardotel.Producer(wardotel.Limiter("api", lim))))
+//	prod, err := wardotel.Producer(wardotel.Limiter("api", lim))
+//	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(prod))
 //
 // The instruments, each with the attributes ward.kind (adaptive, partition, queue, breaker, shed,
 // rate, failurewindow, pool, retry_budget, or the kind given to [Guard]) and ward.name:
@@ -34,7 +35,7 @@
 // Sources are read at every collection, not fixed when registered: a [Transport] source observes
 // each host's breaker (ward.name name/host) that the Transport holds at that collection, so a new
 // host appears without registering again. Two sources of one kind under one name are an error at
-// Register, as is a host breaker's name meeting a source given by hand (it is then left out).
+// Register; a host breaker whose name meets a source given by hand is left out.
 package wardotel
 
 import (
