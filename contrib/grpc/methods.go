@@ -16,12 +16,7 @@ import (
 
 // ErrInvalid is matched, with errors.Is, by every configuration error of this package (and by
 // ward.ErrInvalid); the message names the argument.
-var ErrInvalid error = invalid{}
-
-type invalid struct{}
-
-func (invalid) Error() string        { return "wardgrpc: invalid configuration" }
-func (invalid) Is(target error) bool { return target == ward.ErrInvalid }
+var ErrInvalid = ward.Invalid("wardgrpc: invalid configuration")
 
 // Methods guards each method with its own guard: a map of full method names
 // ("/package.Service/Method") to guards, and a fallback for the methods it does not list. Its
@@ -82,7 +77,7 @@ func ByMethod(guards map[string]ward.Guard, fallback ward.Guard) (*Methods, erro
 	m := &Methods{guards: make(map[string]ward.Guard, len(guards)), fallback: fallback}
 	for _, name := range names {
 		if g := guards[name]; g == nil {
-			return nil, fmt.Errorf("%w: guards[%q] = nil, want a ward.Guard", ErrInvalid, name)
+			return nil, ward.Field(ErrInvalid, fmt.Sprintf("guards[%q]", name), "nil", "a ward.Guard")
 		}
 		if svc, meth, ok := strings.Cut(strings.TrimPrefix(name, "/"), "/"); !strings.HasPrefix(name, "/") || !ok || svc == "" || meth == "" || strings.Contains(meth, "/") {
 			return nil, fmt.Errorf("%w: guards[%q]: want a full method name, \"/package.Service/Method\"", ErrInvalid, name)
