@@ -68,32 +68,20 @@ func TestFromNil(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		part any
-		err  error
+		from func() (any, error)
 	}{
-		{"FromBreaker core", nil, nil},
-		{"FromBucket bucket", nil, nil},
-		{"FromShedder core", nil, nil},
-		{"FromShedder cpu", nil, nil},
-		{"FromBackoff", nil, nil},
+		{"FromBreaker core", func() (any, error) { return FromBreaker(nil) }},
+		{"FromBucket bucket", func() (any, error) { return FromBucket(nil) }},
+		{"FromShedder core", func() (any, error) { return FromShedder(nil, func() int { return 0 }) }},
+		{"FromShedder cpu", func() (any, error) { return FromShedder(sc, nil) }},
+		{"FromBackoff", func() (any, error) { return FromBackoff(retry.Backoff{}) }},
 	} {
-		switch tc.name {
-		case "FromBreaker core":
-			tc.part, tc.err = FromBreaker(nil)
-		case "FromBucket bucket":
-			tc.part, tc.err = FromBucket(nil)
-		case "FromShedder core":
-			tc.part, tc.err = FromShedder(nil, func() int { return 0 })
-		case "FromShedder cpu":
-			tc.part, tc.err = FromShedder(sc, nil)
-		default:
-			tc.part, tc.err = FromBackoff(retry.Backoff{})
+		part, err := tc.from()
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ward.ErrInvalid) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: err = %v, want an ErrInvalid naming it", tc.name, err)
 		}
-		if !errors.Is(tc.err, ErrInvalid) || !errors.Is(tc.err, ward.ErrInvalid) || !strings.Contains(tc.err.Error(), tc.name) {
-			t.Errorf("%s: err = %v, want an ErrInvalid naming it", tc.name, tc.err)
-		}
-		if tc.part != nil {
-			t.Errorf("%s: a part %v beside the error", tc.name, tc.part)
+		if part != nil {
+			t.Errorf("%s: a part %v beside the error", tc.name, part)
 		}
 	}
 }
