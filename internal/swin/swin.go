@@ -401,7 +401,7 @@ func (w *Window) fold(sum *Bucket, b *[1 + MaxFields]int64, idx int64) {
 
 // Each visits the buckets still inside the window at now, oldest first, each summed over the
 // stripes: the per-bucket maxima and minima a shedder takes are read this way. It visits the same
-// buckets as [Window.Each]; with current false the bucket now falls in is left out, and a now more
+// buckets as atomicwindow.Window's Each; with current false the bucket now falls in is left out, and a now more
 // than the whole window before the head bucket visits nothing. Each writes nothing and allocates
 // nothing.
 func (w *Window) Each(now int64, current bool, f func(Bucket)) {
