@@ -64,14 +64,6 @@ func (c *Core) Limit() int { return c.limit }
 // Window returns the window's length.
 func (c *Core) Window() time.Duration { return time.Duration(c.window) }
 
-// form returns key as the table stores it: the key itself, or its digest, written into buf.
-func (c *Core) form(key string, buf *[16]byte) string {
-	if len(key) <= MaxKeyLen {
-		return key
-	}
-	return c.digest(key, buf)
-}
-
 // Admit reports whether key may go ahead at now, judged by the failures already counted; if not,
 // retryAfter is how long until the window holds limit − 1 of its failures, so the next request
 // would pass: more than zero and at most the window. It touches no other key and writes nothing

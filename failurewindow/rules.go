@@ -199,12 +199,18 @@ func newKeying() keying {
 		k: [3]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64()}}
 }
 
-// storedForm returns key as the table stores it and its hash: the key itself, or, when it is longer
-// than MaxKeyLen, its 128-bit digest, written into buf.
-func (k *keying) storedForm(key string, buf *[16]byte) (string, uint64) {
+// form returns key as the table stores it: the key itself, or, when it is longer than MaxKeyLen,
+// its 128-bit digest, written into buf.
+func (k *keying) form(key string, buf *[16]byte) string {
 	if len(key) > MaxKeyLen {
-		key = k.digest(key, buf)
+		return k.digest(key, buf)
 	}
+	return key
+}
+
+// storedForm returns key as the table stores it ([keying.form]) and its hash.
+func (k *keying) storedForm(key string, buf *[16]byte) (string, uint64) {
+	key = k.form(key, buf)
 	return key, k.hash(key)
 }
 
