@@ -164,7 +164,8 @@ func WithClock(now func() int64) Option {
 
 // WithRand replaces the draw source (default: a splitmix64 generator per P, seeded afresh in each
 // process, whose draws are uniform in [0, 1) with 53 bits; math/rand/v2's generator on the rare
-// call that finds GOMAXPROCS grown since). The source is drawn on every call the drop ratio
+// call that finds GOMAXPROCS grown since, and on a refusal made while tripped, without a draw,
+// that is decided again after a refresh lowered the ratio). The source is drawn on every call the drop ratio
 // decides, in order. A draw outside [0, 1), NaN included, is held into it (NaN counts as 0). A
 // nil source is an error.
 func WithRand(roll func() float64) Option {
