@@ -706,7 +706,7 @@ func (p *Pool[T]) unmake(i uint32) {
 
 // dialing is one open under way: what it produced, for the caller waiting on done, or for the
 // pool when the caller has gone. Its fields are written under the pool's lock.
-type dialing[T any] struct {
+type dialing struct {
 	done     chan struct{} // closed when the outcome is in
 	finished bool
 	gone     bool // the caller stopped waiting
@@ -720,7 +720,7 @@ type dialing[T any] struct {
 // under the pool's dial timeout, so that the caller can return at its own deadline while the open
 // finishes and its resource goes to the next caller.
 func (p *Pool[T]) make(ctx context.Context, i uint32) (Loan[T], error) {
-	d := &dialing[T]{done: make(chan struct{})}
+	d := &dialing{done: make(chan struct{})}
 	go p.dial(context.WithoutCancel(ctx), i, d)
 	select {
 	case <-d.done:
@@ -755,7 +755,7 @@ func (p *Pool[T]) make(ctx context.Context, i uint32) (Loan[T], error) {
 
 // dial runs open for slot i and settles its outcome: to the caller waiting on d, or, when the
 // caller has gone, to the pool (the resource to the next waiter or the idle set).
-func (p *Pool[T]) dial(ctx context.Context, i uint32, d *dialing[T]) {
+func (p *Pool[T]) dial(ctx context.Context, i uint32, d *dialing) {
 	ctx, cancel := context.WithTimeout(ctx, p.dialTimeout)
 	defer cancel()
 	returned := false
@@ -786,7 +786,7 @@ func (p *Pool[T]) dial(ctx context.Context, i uint32, d *dialing[T]) {
 }
 
 // settle records what the open for slot i returned and hands it on.
-func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing[T]) {
+func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing) {
 	now := p.b.clock()
 	s := &p.b.slots[i]
 	var out []uint32
