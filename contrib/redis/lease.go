@@ -131,8 +131,8 @@ func (e *entry) fallback(l *Limiter) *rate.BucketLimiter {
 // table holds the entries of at most about cap keys, in shards of a mutex and two maps: keys of
 // at most longKey bytes under themselves, longer keys under a 128-bit digest of them, so that an
 // entry costs the same bounded memory whatever its key's length. A shard at its share of cap
-// drops a key to make room (a long one first, else one at random, a map's order): that key's lease is lost (its tokens
-// wasted, never given twice) and its fallback starts full.
+// drops a key to make room (a long one first, else one at random, a map's order): that key's
+// lease is lost (its tokens wasted, never given twice) and its fallback starts full.
 type table struct {
 	seed   [2]maphash.Seed
 	per    int
@@ -193,13 +193,11 @@ func (t *table) get(l *Limiter, key string) *entry {
 	return e
 }
 
-// evict drops one key of the shard, at random.
+// evict drops one key of the shard: a long one if it holds any, else one at random.
 func (s *shard) evict() {
-	if len(s.long) > 0 {
-		for k := range s.long {
-			delete(s.long, k)
-			return
-		}
+	for k := range s.long {
+		delete(s.long, k)
+		return
 	}
 	for k := range s.m {
 		delete(s.m, k)
