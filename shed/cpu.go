@@ -75,8 +75,6 @@ type CPU struct {
 	state atomic.Int32 // 0 stopped, 1 running
 	due   atomic.Int64 // when the next reading is due, by clock
 
-	queued bool // CPUPolicy.Queued
-
 	mu   sync.Mutex
 	stop chan struct{}
 	done chan struct{}
@@ -104,7 +102,7 @@ func NewCPUWith(p CPUPolicy) (*CPU, error) {
 
 // newCPU returns a sampler of the filesystem under root, reading instants from now.
 func newCPU(root string, p CPUPolicy, now func() int64) *CPU {
-	c := &CPU{root: root, every: p.Every, clock: now, avg: CPUAverage{p: p, value: -1}, queued: p.Queued}
+	c := &CPU{root: root, every: p.Every, clock: now, avg: CPUAverage{p: p, value: -1}}
 	c.value.Store(-1)
 	return c
 }
@@ -274,7 +272,7 @@ func (c *CPU) Source() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.src == nil {
-		c.src = detect(c.root, c.queued)
+		c.src = detect(c.root, c.avg.p.Queued)
 	}
 	return c.src.name()
 }
@@ -282,7 +280,7 @@ func (c *CPU) Source() string {
 // sample takes one reading and folds it in; c.mu is held.
 func (c *CPU) sample() {
 	if c.src == nil {
-		c.src = detect(c.root, c.queued)
+		c.src = detect(c.root, c.avg.p.Queued)
 	}
 	r, ok := c.src.read(c.clock())
 	if !ok {
