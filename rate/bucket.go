@@ -44,10 +44,10 @@ func checkBurst(burst int) error {
 // now after then (now-then would wrap for instants far apart).
 func since(now, then int64) uint64 { return uint64(now) - uint64(then) }
 
-// skewed reports whether state lies more than span + [MaxSkew] after now: recorded on a clock
-// that has since jumped back, or on another origin.
-func skewed(state, now int64, span uint64) bool {
-	return state > now && since(state, now) > span+uint64(MaxSkew)
+// skewed reports whether state lies more than [MaxSkew] after now: recorded on a clock that has
+// since jumped back, or on another origin.
+func skewed(state, now int64) bool {
+	return state > now && since(state, now) > uint64(MaxSkew)
 }
 
 // cost cleans a requested count: a negative one costs nothing.
@@ -131,7 +131,7 @@ func (b *Bucket) refill(now int64, s Tokens) Tokens {
 		s.Tokens = 0
 	}
 	switch {
-	case skewed(s.Stamp, now, 0):
+	case skewed(s.Stamp, now):
 		return Tokens{Stamp: now}
 	case now > s.Stamp:
 		s.Tokens = min(burst, s.Tokens+float64(since(now, s.Stamp))/1e9*b.rate)

@@ -229,7 +229,7 @@ func TestBucketOverflow(t *testing.T) {
 		if !ok && w < 1 {
 			t.Fatalf("at %d: a wait of %v", at, w)
 		}
-		if (allowed || ok) && i > 0 && skewed(prev, at, 0) {
+		if (allowed || ok) && i > 0 && skewed(prev, at) {
 			t.Fatalf("at %d: admitted on a jump back from %d", at, prev)
 		}
 		if allowed || ok {

@@ -303,7 +303,7 @@ func FuzzPeriod(f *testing.F) {
 		count := 0
 		var u Usage
 		for i, now := range instants(0, data) {
-			jump := p.usage.Open && skewed(p.usage.Start, now, 0)
+			jump := p.usage.Open && skewed(p.usage.Start, now)
 			if data[i*9]%4 == 3 {
 				p.Release(now)
 				l.Release(now)

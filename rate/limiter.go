@@ -477,9 +477,9 @@ func (l *PeriodLimiter) Do(ctx context.Context, fn func(context.Context) error) 
 func (l *PeriodLimiter) take(now int64, n int64) (count int64, ok bool) {
 	for {
 		cur := l.cur.Load()
-		if cur == nil || l.p.ended(cur.start, now) || skewed(cur.start, now, 0) {
+		if cur == nil || l.p.ended(cur.start, now) || skewed(cur.start, now) {
 			next := &openPeriod{start: l.p.open(now)}
-			if cur != nil && skewed(cur.start, now, 0) {
+			if cur != nil && skewed(cur.start, now) {
 				next.count.Store(int64(l.p.quota)) // pulled back: spent
 			}
 			if !l.cur.CompareAndSwap(cur, next) {
@@ -563,7 +563,7 @@ func (l *PeriodLimiter) Acquire(now int64) bool {
 // pulled back at now is left as it is).
 func (l *PeriodLimiter) Release(now int64) {
 	cur := l.cur.Load()
-	if cur == nil || l.p.ended(cur.start, now) || skewed(cur.start, now, 0) {
+	if cur == nil || l.p.ended(cur.start, now) || skewed(cur.start, now) {
 		return
 	}
 	for {

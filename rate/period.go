@@ -83,7 +83,7 @@ func (p *Period) Opening(int64) Usage { return Usage{} }
 func (p *Period) current(now int64, u Usage) Usage {
 	switch {
 	case !u.Open:
-	case skewed(u.Start, now, 0):
+	case skewed(u.Start, now):
 		return p.spent(now)
 	case p.ended(u.Start, now):
 		return Usage{}
@@ -225,7 +225,7 @@ func (p *Period) Acquire(now int64) bool {
 // Release takes back one event of the open period, if it is still open (a period that would be
 // pulled back at now is left as it is).
 func (p *Period) Release(now int64) {
-	if p.usage.Open && skewed(p.usage.Start, now, 0) {
+	if p.usage.Open && skewed(p.usage.Start, now) {
 		return
 	}
 	if u := p.current(now, p.usage); u.Open && u.Count > 0 {

@@ -109,7 +109,7 @@ func FuzzBucketStep(f *testing.F) {
 		if g.Wait < 0 || (g.Granted && g.Wait != 0) {
 			t.Fatalf("wait %v (granted %v)", g.Wait, g.Granted)
 		}
-		if skewed(stamp, now, 0) {
+		if skewed(stamp, now) {
 			if g.State.Stamp != now || g.Granted != (cost(n) == 0) {
 				t.Fatalf("a stamp %d far after %d: Step gave %+v, want pulled back to now, empty", stamp, now, g)
 			}

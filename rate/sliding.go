@@ -84,9 +84,9 @@ func (s *Sliding) room(now int64) bool {
 func (s *Sliding) skewed(now int64) bool {
 	switch {
 	case s.n > 0:
-		return skewed(s.ring[s.slot(s.n-1)], now, 0)
+		return skewed(s.ring[s.slot(s.n-1)], now)
 	case s.let:
-		return skewed(s.gone, now, 0)
+		return skewed(s.gone, now)
 	}
 	return false
 }
