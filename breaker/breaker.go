@@ -34,8 +34,8 @@ var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 // the others read the cached value. A healthy call reads the cached ratio and, at settle, the
 // clock once and one stripe, its count in the same pinned write: no draw, no lock, no allocation.
 // A refusal draws once (not at all while tripped, where every draw refuses, unless [WithRand] gave
-// the source), writes one stripe and its P's refusal count, and reads the clock only when paced to
-// (below). The default draw comes from a generator of the P's own (splitmix64, 53 bits, seeded
+// the source), writes its Drop to one stripe (none while tripped: [Policy].Trip) and its P's
+// refusal count, and reads the clock only when paced to (below). The default draw comes from a generator of the P's own (splitmix64, 53 bits, seeded
 // afresh in each process), drawn in the same pinned section that counts the refusal and writes
 // it to the window.
 //
