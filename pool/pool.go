@@ -517,7 +517,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 			break
 		}
 		p.mu.Lock()
-		out := p.serve(p.b.clock(), []uint32{p.retire(i)})
+		out := p.serve(unread, []uint32{p.retire(i)})
 		p.mu.Unlock()
 		p.closeAll(out)
 	}
@@ -547,7 +547,7 @@ func (p *Pool[T]) gaveBack(k int, i uint32) {
 		p.releaseSlow(i)
 	case fastWake:
 		p.mu.Lock()
-		out := p.serve(p.b.clock(), p.drainIfClosed(nil))
+		out := p.serve(unread, p.drainIfClosed(nil))
 		p.mu.Unlock()
 		p.closeAll(out)
 	}
@@ -950,7 +950,7 @@ func (p *Pool[T]) closeAll(out []uint32) {
 			p.live--
 			p.retired++
 		}
-		out = p.serve(p.b.clock(), out[:0])
+		out = p.serve(unread, out[:0])
 		p.mu.Unlock()
 	}
 }
