@@ -34,7 +34,7 @@ func NewAIMD(p AIMD) (*AIMDRule, error) {
 	if err := checkBounds("AIMD", p.Initial, p.Min, p.Max); err != nil {
 		return nil, err
 	}
-	if err := checkFraction("AIMD.Backoff", p.Backoff, true); err != nil {
+	if err := checkFraction("AIMD.Backoff", p.Backoff); err != nil {
 		return nil, err
 	}
 	if p.Timeout <= 0 {

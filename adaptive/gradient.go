@@ -38,7 +38,7 @@ func NewGradient(p Gradient) (*GradientRule, error) {
 	if err := checkBounds("Gradient", p.Initial, p.Min, p.Max); err != nil {
 		return nil, err
 	}
-	if err := checkFraction("Gradient.Smoothing", p.Smoothing, true); err != nil {
+	if err := checkFraction("Gradient.Smoothing", p.Smoothing); err != nil {
 		return nil, err
 	}
 	switch {

@@ -88,7 +88,7 @@ func NewKnee(p Knee) (*KneeRule, error) {
 	if err := checkBounds("Knee", p.Initial, p.Min, p.Max); err != nil {
 		return nil, err
 	}
-	if err := checkFraction("Knee.Backoff", p.Backoff, true); err != nil {
+	if err := checkFraction("Knee.Backoff", p.Backoff); err != nil {
 		return nil, err
 	}
 	if !(p.Tolerance > 1) || math.IsInf(p.Tolerance, 0) {

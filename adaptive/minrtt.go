@@ -55,10 +55,10 @@ func NewMinRTT(p MinRTT, roll func() float64) (*MinRTTRule, error) {
 	if err := checkBounds("MinRTT", p.Initial, p.Min, p.Max); err != nil {
 		return nil, err
 	}
-	if err := checkFraction("MinRTT.Smoothing", p.Smoothing, true); err != nil {
+	if err := checkFraction("MinRTT.Smoothing", p.Smoothing); err != nil {
 		return nil, err
 	}
-	if err := checkFraction("MinRTT.Backoff", p.Backoff, true); err != nil {
+	if err := checkFraction("MinRTT.Backoff", p.Backoff); err != nil {
 		return nil, err
 	}
 	switch {

@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/wardgo/ward/internal/contract"
@@ -73,12 +72,10 @@ func limitOf(estimate float64, lo, hi int) int {
 	return min(hi, max(lo, int(estimate)))
 }
 
-func checkFraction(field string, v float64, loOpen bool) error {
-	if math.IsNaN(v) || v > 1 || v < 0 || (loOpen && v == 0) {
-		if loOpen {
-			return contract.Field(ErrInvalid, field, v, "in (0, 1]")
-		}
-		return contract.Field(ErrInvalid, field, v, "in [0, 1]")
+// checkFraction validates a share in (0, 1] (a Backoff, a Smoothing).
+func checkFraction(field string, v float64) error {
+	if !(v > 0 && v <= 1) { // NaN included
+		return contract.Field(ErrInvalid, field, v, "in (0, 1]")
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func NewVegas(p Vegas, roll func() float64) (*VegasRule, error) {
 	if err := checkBounds("Vegas", p.Initial, 1, p.Max); err != nil {
 		return nil, err
 	}
-	if err := checkFraction("Vegas.Smoothing", p.Smoothing, true); err != nil {
+	if err := checkFraction("Vegas.Smoothing", p.Smoothing); err != nil {
 		return nil, err
 	}
 	switch {
