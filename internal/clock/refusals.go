@@ -15,9 +15,10 @@ import (
 // [Refusals.Refuse] therefore asks for a clock read on the 1st, 2nd and 4th refusal a P makes
 // after the Coarse reading last moved, and on every 8th after that while the reading stays where
 // it is. At low traffic every refusal reads the clock (each read moves the reading, which restarts
-// the count); a flood of refusals reads it once in eight refusals or less. A read that finds time moved by the granularity or more moves the reading for every P,
-// and every P's next refusal reads again. So after a burst of refusals, at most 7 more refusals on
-// a P decide on the instant the burst ended with, whatever time has passed since.
+// the count); a flood of refusals reads it once in eight refusals or less. A read that finds
+// time moved by the granularity or more moves the reading for every P, and every P's next refusal
+// reads again. So after a burst of refusals, at most 7 more refusals on a P decide on the instant
+// the burst ended with, whatever time has passed since.
 //
 // The zero value is not usable: call Init before first use. It must not be copied after first
 // use.
