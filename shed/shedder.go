@@ -25,8 +25,8 @@ var ErrOverloaded = contract.Refusal("shed: server overloaded")
 // call only when the server is both hot (CPU) and full (calls in flight over what the window shows
 // it can carry).
 //
-// The count in flight is kept per P (an admission adds one to its P's row, a settle takes one
-// from its own, and a reader sums them), so a call writes no shared cache line. The count is
+// The count in flight is kept per P (an admission counts one in its P's row, a settle counts one
+// in its own, and a reader sums admissions minus settles), so a call writes no shared cache line. The count is
 // exact: no update is lost, in any build, even when GOMAXPROCS changes while calls are in flight
 // (the rows grow with it; a container runtime changes GOMAXPROCS when the CPU limit changes). Its moving average
 // moves by compare-and-set as timed calls settle;
