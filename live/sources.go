@@ -159,7 +159,9 @@ func (p *Page) Shedder(name string, s *shed.Shedder) error {
 		r.Gauge("average in flight", unitCalls, sn.Average)
 		r.Gauge("capacity", unitCalls, sn.Capacity)
 		r.Gauge("hot", "", hot)
-		r.Counter("refused", unitRate, float64(sn.Refused)) // the counts' refused replace it where the shedder counts
+		// a Shedder always counts: the counts' refused, read next, replace this value; reporting
+		// it here only places refused after hot on the card
+		r.Counter("refused", unitRate, float64(sn.Refused))
 	}, s, showSettled))
 }
 
