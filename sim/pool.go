@@ -63,10 +63,10 @@ type simConn struct{ id int }
 func Pool(seed uint64, lim pool.Limits) []PoolRow {
 	r := rand.New(rand.NewPCG(seed, 0x9001))
 	var now int64
-	var conns []*simConn // by id - 1
+	ids := 0 // the last resource's id
 	open := func(context.Context) (*simConn, error) {
-		conns = append(conns, &simConn{len(conns) + 1})
-		return conns[len(conns)-1], nil
+		ids++
+		return &simConn{ids}, nil
 	}
 	p, err := pool.New(open, func(*simConn) {}, lim, pool.WithClock(func() int64 { return now }), pool.WithRand(r.Float64))
 	if err != nil {
