@@ -3,25 +3,18 @@ package wardotel
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
-	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/internal/testkit/calls"
-	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
-	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
 
@@ -79,40 +72,18 @@ func check(t *testing.T, got map[string]float64, kind, name, reason string, c *t
 // every timed call; a Transport's host breakers appear as the Transport makes them, without
 // registering again.
 func TestUnderLoad(t *testing.T) {
-	var tick atomic.Int64
-	clk := func() int64 { return tick.Add(int64(time.Millisecond)) }
-	fixed, _ := adaptive.NewFixed(3)
-	lim, _ := adaptive.New(fixed, adaptive.WithClock(clk), adaptive.WithSampleEvery(1))
-	plim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
-	ps, _ := adaptive.NewPartitions(plim, adaptive.Share{Name: "live", Fraction: 0.5}, adaptive.Share{Name: "batch", Fraction: 0.5})
-	qlim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
-	q, _ := adaptive.NewQueue(qlim, adaptive.WithQueueSize(2), adaptive.WithMaxWait(time.Millisecond))
-	var roll atomic.Uint64
-	brk, _ := breaker.New(breaker.WithClock(clk), breaker.WithRand(func() float64 { return float64(roll.Add(1)%100) / 100 }))
-	host := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	defer host.Close()
-	tr, _ := wardhttp.NewTransport(http.DefaultTransport)
-	bucket, _ := rate.NewBucketLimiter(10, 5, rate.WithClock(clk), rate.WithCounts())
-	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
-	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
-	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
-		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, calls.ErrOwn) }))
-	// a shedder on a CPU always hot, every call timed: it refuses when the calls held at once
-	// outgrow what its window shows
-	shd, _ := shed.New(shed.WithClock(clk), shed.WithCPU(func() int { return 1000 }), shed.WithSampleEvery(1))
-	makes, _ := rate.NewBucket(1, 2, 0) // the pool's ward: a make a second of its clock, 2 at once
-	part, _ := pool.FromBucket(makes)
-	var ids atomic.Int64 // every resource opened is a new one
-	pl, err := pool.New(func(context.Context) (int, error) { return int(ids.Add(1)), nil }, func(int) {}, pool.Limits{Size: 4, Idle: 4},
-		pool.WithClock(clk), pool.WithWard(pool.Ward{Bucket: part}))
+	ld, err := calls.NewLoad()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pl.Close()
+	defer ld.Close()
+	host := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer host.Close()
+	tr, _ := wardhttp.NewTransport(http.DefaultTransport)
 
-	srcs := []Source{Limiter("api", lim), Partitions("parts", ps), Queue("line", q), Breaker("db", brk), Transport("out", tr),
-		Rate("bucket", bucket), Rate("sliding", sliding), Rate("period", period), FailureWindow("logins", fw), Pool("conns", pl),
-		Shedder("front", shd)}
+	srcs := []Source{Limiter("api", ld.Limiter), Partitions("parts", ld.Parts), Queue("line", ld.Queue), Breaker("db", ld.Breaker),
+		Transport("out", tr), Rate("bucket", ld.Bucket), Rate("sliding", ld.Sliding), Rate("period", ld.Period),
+		FailureWindow("logins", ld.Logins), Pool("conns", ld.Pool), Shedder("front", ld.Shedder)}
 	prod, err := Producer(srcs...)
 	if err != nil {
 		t.Fatal(err)
@@ -126,39 +97,6 @@ func TestUnderLoad(t *testing.T) {
 	}
 	defer func() { _ = reg.Unregister() }()
 
-	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool, cs tallies
-	cparts := map[string]*tallies{"live": {}, "batch": {}}
-	const workers, each = 8, 400
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for i := 0; i < each; i++ {
-				ctx := context.Background()
-				nested := 0
-				if i%7 == 0 {
-					nested = 3 // a fourth call held at once: past the limit of 3
-				}
-				cl.Call(ctx, lim, i+w, nested)
-				part := "live"
-				if w%2 == 1 {
-					part = "batch"
-				}
-				cparts[part].Call(ctx, ps.Partition(part), i, nested)
-				cb.Call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
-				cq.Call(ctx, q, i, nested)
-				cs.Call(ctx, shd, i, nested)
-				cbucket.Gate(ctx, bucket)
-				csliding.Gate(ctx, sliding)
-				cperiod.Gate(ctx, period)
-				cfw.Login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
-				cpool.Borrow(ctx, pl, i)
-			}
-		}()
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -166,8 +104,7 @@ func TestUnderLoad(t *testing.T) {
 			collect(t, reader)
 		}
 	}()
-	close(start)
-	wg.Wait()
+	ld.Run(8, 400, nil)
 	<-done
 	client := &http.Client{Transport: tr}
 	for i := 0; i < 2; i++ {
@@ -178,25 +115,25 @@ func TestUnderLoad(t *testing.T) {
 		resp.Body.Close()
 	}
 	got := collect(t, reader)
-	check(t, got, "adaptive", "api", "limit", &cl)
-	check(t, got, "partition", "parts/live", "partition", cparts["live"])
-	check(t, got, "partition", "parts/batch", "partition", cparts["batch"])
-	check(t, got, "breaker", "db", "breaker", &cb)
-	check(t, got, "queue", "line", "queue", &cq)
-	check(t, got, "rate", "bucket", "rate", &cbucket)
-	check(t, got, "rate", "sliding", "rate", &csliding)
-	check(t, got, "rate", "period", "rate", &cperiod)
-	check(t, got, "failurewindow", "logins", "failures", &cfw)
-	check(t, got, "pool", "conns", "pool", &cpool)
-	check(t, got, "shed", "front", "overload", &cs)
+	check(t, got, "adaptive", "api", "limit", &ld.L)
+	check(t, got, "partition", "parts/live", "partition", ld.PartsT["live"])
+	check(t, got, "partition", "parts/batch", "partition", ld.PartsT["batch"])
+	check(t, got, "breaker", "db", "breaker", &ld.B)
+	check(t, got, "queue", "line", "queue", &ld.Q)
+	check(t, got, "rate", "bucket", "rate", &ld.BucketT)
+	check(t, got, "rate", "sliding", "rate", &ld.SlidingT)
+	check(t, got, "rate", "period", "rate", &ld.PeriodT)
+	check(t, got, "failurewindow", "logins", "failures", &ld.LoginsT)
+	check(t, got, "pool", "conns", "pool", &ld.PoolT)
+	check(t, got, "shed", "front", "overload", &ld.S)
 	if v, ok := got["ward.in_flight{pool,conns}"]; !ok || v != 0 {
 		t.Errorf("pool in flight %v (present %v) after every loan ended, want 0", v, ok)
 	}
-	if h, want := got["ward.call.duration{adaptive,api}count"], float64(cl.Pass.Load()+cl.Fail.Load()); h != want {
+	if h, want := got["ward.call.duration{adaptive,api}count"], float64(ld.L.Pass.Load()+ld.L.Fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
 	}
 	// every pass of the shedder is timed (WithSampleEvery(1)); it times no failure
-	if h, want := got["ward.call.duration{shed,front}count"], float64(cs.Pass.Load()); h != want {
+	if h, want := got["ward.call.duration{shed,front}count"], float64(ld.S.Pass.Load()); h != want {
 		t.Errorf("shedder histogram count %v, want %v", h, want)
 	}
 	u, _ := url.Parse(host.URL)
@@ -206,7 +143,7 @@ func TestUnderLoad(t *testing.T) {
 	if k := "ward.retry_budget.tokens{out}"; got[k] != wardhttp.DefaultRetryTokens {
 		t.Errorf("%s = %v, want %v", k, got[k], wardhttp.DefaultRetryTokens)
 	}
-	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool, &cs} {
+	for _, c := range ld.All() {
 		if c.Admitted.Load() == 0 || c.Refused.Load() == 0 {
 			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.Admitted.Load(), c.Refused.Load())
 		}

@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +21,8 @@ import (
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
-	"github.com/wardgo/ward/failurewindow"
 	"github.com/wardgo/ward/internal/testkit/calls"
-	"github.com/wardgo/ward/pool"
 	"github.com/wardgo/ward/rate"
-	"github.com/wardgo/ward/shed"
 	"github.com/wardgo/ward/wardhttp"
 )
 
@@ -94,56 +89,20 @@ func check(t *testing.T, got map[string]float64, kind, name, reason string, c *t
 // admitted, refused, abandoned and settled counts equal to the calls made, counters that never
 // went down between scrapes, and every host's breaker of a Transport without adding any.
 func TestUnderLoad(t *testing.T) {
-	var tick atomic.Int64 // an injected clock: every reading a millisecond later
-	clk := func() int64 { return tick.Add(int64(time.Millisecond)) }
+	ld, err := calls.NewLoad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ld.Close()
 	fixed, _ := adaptive.NewFixed(3)
-	lim, err := adaptive.New(fixed, adaptive.WithClock(clk), adaptive.WithSampleEvery(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
-	ps, err := adaptive.NewPartitions(plim, adaptive.Share{Name: "live", Fraction: 0.5}, adaptive.Share{Name: "batch", Fraction: 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qlim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
-	q, err := adaptive.NewQueue(qlim, adaptive.WithQueueSize(2), adaptive.WithMaxWait(time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q2lim, _ := adaptive.New(fixed, adaptive.WithClock(clk))
+	q2lim, _ := adaptive.New(fixed, adaptive.WithClock(ld.Clock))
 	q2, _ := adaptive.NewQueue(q2lim, adaptive.WithMaxWait(time.Hour))
-	var roll atomic.Uint64
-	brk, err := breaker.New(breaker.WithClock(clk), breaker.WithRand(func() float64 { return float64(roll.Add(1)%100) / 100 }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// a shedder on a CPU always hot, every call timed: it refuses when the calls held at once
-	// outgrow what its window shows
-	shd, err := shed.New(shed.WithClock(clk), shed.WithCPU(func() int { return 1000 }), shed.WithSampleEvery(1))
-	if err != nil {
-		t.Fatal(err)
-	}
 	budget, _ := wardhttp.NewRetryBudget(10, 0.1)
-	bucket, _ := rate.NewBucketLimiter(10, 5, rate.WithClock(clk), rate.WithCounts())
-	sliding, _ := rate.NewSlidingLimiter(5, 100*time.Millisecond, rate.WithClock(clk))
-	period, _ := rate.NewPeriodLimiter(5, 100*time.Millisecond, false, rate.WithClock(clk), rate.WithCounts())
-	fw, _ := failurewindow.New(3, time.Second, failurewindow.WithClock(clk),
-		failurewindow.WithOwnError(func(err error) bool { return errors.Is(err, calls.ErrOwn) }))
-	makes, _ := rate.NewBucket(1, 2, 0) // the pool's ward: a make a second of its clock, 2 at once
-	part, _ := pool.FromBucket(makes)
-	var ids atomic.Int64 // every resource opened is a new one
-	pl, err := pool.New(func(context.Context) (int, error) { return int(ids.Add(1)), nil }, func(int) {}, pool.Limits{Size: 4, Idle: 4},
-		pool.WithClock(clk), pool.WithWard(pool.Ward{Bucket: part}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pl.Close()
 
 	c := New("svc")
-	for _, err := range []error{c.Limiter("api", lim), c.Partitions("parts", ps), c.Queue("line", q), c.Queue("line2", q2),
-		c.Breaker("db", brk), c.RetryBudget("retries", budget), c.Rate("bucket", bucket), c.Rate("sliding", sliding),
-		c.Rate("period", period), c.FailureWindow("logins", fw), c.Pool("conns", pl), c.Shedder("front", shd)} {
+	for _, err := range []error{c.Limiter("api", ld.Limiter), c.Partitions("parts", ld.Parts), c.Queue("line", ld.Queue), c.Queue("line2", q2),
+		c.Breaker("db", ld.Breaker), c.RetryBudget("retries", budget), c.Rate("bucket", ld.Bucket), c.Rate("sliding", ld.Sliding),
+		c.Rate("period", ld.Period), c.FailureWindow("logins", ld.Logins), c.Pool("conns", ld.Pool), c.Shedder("front", ld.Shedder)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,51 +112,20 @@ func TestUnderLoad(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.PanicOnError}))
 	defer srv.Close()
 
-	var cl, cb, cq, cbucket, csliding, cperiod, cfw, cpool, cs tallies
-	cparts := map[string]*tallies{"live": {}, "batch": {}}
-	var retries struct{ allowed, Refused, Pass, Fail atomic.Int64 }
-	const workers, each = 8, 600
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for i := 0; i < each; i++ {
-				ctx := context.Background()
-				nested := 0
-				if i%7 == 0 {
-					nested = 3 // a fourth call held at once: past the limit of 3
-				}
-				cl.Call(ctx, lim, i+w, nested)
-				part := "live"
-				if w%2 == 1 {
-					part = "batch"
-				}
-				cparts[part].Call(ctx, ps.Partition(part), i, nested)
-				cb.Call(ctx, brk, []int{0, 1, 1, 2, 1, 1}[i%6], 0) // mostly failures: the breaker opens
-				cq.Call(ctx, q, i, nested)
-				cs.Call(ctx, shd, i, nested)
-				cbucket.Gate(ctx, bucket)
-				csliding.Gate(ctx, sliding)
-				cperiod.Gate(ctx, period)
-				cfw.Login(ctx, fw, fmt.Sprint("10.0.0.", w), i)
-				cpool.Borrow(ctx, pl, i)
-				if budget.Allow() {
-					retries.allowed.Add(1)
-				} else {
-					retries.Refused.Add(1)
-				}
-				if i%4 == 0 {
-					budget.Fail()
-					retries.Fail.Add(1)
-				} else {
-					budget.Pass()
-					retries.Pass.Add(1)
-				}
-			}
-		}()
+	var cr tallies // the retry budget's: retries allowed and refused, attempts settled
+	retry := func(_, i int) {
+		if budget.Allow() {
+			cr.Admitted.Add(1)
+		} else {
+			cr.Refused.Add(1)
+		}
+		if i%4 == 0 {
+			budget.Fail()
+			cr.Fail.Add(1)
+		} else {
+			budget.Pass()
+			cr.Pass.Add(1)
+		}
 	}
 	// scrape while the calls run: counters never go down
 	done := make(chan struct{})
@@ -208,8 +136,7 @@ func TestUnderLoad(t *testing.T) {
 			scrapes = append(scrapes, scrape(t, srv))
 		}
 	}()
-	close(start)
-	wg.Wait()
+	ld.Run(8, 600, retry)
 	<-done
 	// a caller that gives up while it waits in the Queue's line: abandoned
 	var cq2 tallies
@@ -252,40 +179,35 @@ func TestUnderLoad(t *testing.T) {
 			}
 		}
 	}
-	check(t, got, "adaptive", "api", "limit", &cl)
-	check(t, got, "partition", "parts/live", "partition", cparts["live"])
-	check(t, got, "partition", "parts/batch", "partition", cparts["batch"])
-	check(t, got, "breaker", "db", "breaker", &cb)
-	check(t, got, "queue", "line", "queue", &cq)
+	check(t, got, "adaptive", "api", "limit", &ld.L)
+	check(t, got, "partition", "parts/live", "partition", ld.PartsT["live"])
+	check(t, got, "partition", "parts/batch", "partition", ld.PartsT["batch"])
+	check(t, got, "breaker", "db", "breaker", &ld.B)
+	check(t, got, "queue", "line", "queue", &ld.Q)
 	check(t, got, "queue", "line2", "queue", &cq2)
-	var cr tallies
-	cr.Admitted.Store(retries.allowed.Load())
-	cr.Refused.Store(retries.Refused.Load())
-	cr.Pass.Store(retries.Pass.Load())
-	cr.Fail.Store(retries.Fail.Load())
 	check(t, got, "retry_budget", "retries", "retry", &cr)
-	check(t, got, "rate", "bucket", "rate", &cbucket)
-	check(t, got, "rate", "sliding", "rate", &csliding)
-	check(t, got, "rate", "period", "rate", &cperiod)
-	check(t, got, "failurewindow", "logins", "failures", &cfw)
-	check(t, got, "pool", "conns", "pool", &cpool)
-	check(t, got, "shed", "front", "overload", &cs)
+	check(t, got, "rate", "bucket", "rate", &ld.BucketT)
+	check(t, got, "rate", "sliding", "rate", &ld.SlidingT)
+	check(t, got, "rate", "period", "rate", &ld.PeriodT)
+	check(t, got, "failurewindow", "logins", "failures", &ld.LoginsT)
+	check(t, got, "pool", "conns", "pool", &ld.PoolT)
+	check(t, got, "shed", "front", "overload", &ld.S)
 	if v := got["svc_ward_in_flight{kind=pool,name=conns}"]; v != 0 {
 		t.Errorf("pool in flight %v after every loan ended", v)
 	}
 	// every timed call of the limiter is in its histogram (WithSampleEvery(1): every passed or
 	// failed call), and the limiter's own calls are all settled
-	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(cl.Pass.Load()+cl.Fail.Load()); h != want {
+	if h, want := got["svc_ward_call_duration_seconds{kind=adaptive,name=api}count"], float64(ld.L.Pass.Load()+ld.L.Fail.Load()); h != want {
 		t.Errorf("histogram count %v, want %v", h, want)
 	}
 	// every pass of the shedder is timed (WithSampleEvery(1)); it times no failure
-	if h, want := got["svc_ward_call_duration_seconds{kind=shed,name=front}count"], float64(cs.Pass.Load()); h != want {
+	if h, want := got["svc_ward_call_duration_seconds{kind=shed,name=front}count"], float64(ld.S.Pass.Load()); h != want {
 		t.Errorf("shedder histogram count %v, want %v", h, want)
 	}
 	if v := got["svc_ward_in_flight{kind=adaptive,name=api}"]; v != 0 {
 		t.Errorf("in flight %v after every call settled", v)
 	}
-	for _, c := range []*tallies{&cl, &cb, &cq, cparts["live"], cparts["batch"], &cbucket, &csliding, &cperiod, &cfw, &cpool, &cs} {
+	for _, c := range ld.All() {
 		if c.Admitted.Load() == 0 || c.Refused.Load() == 0 {
 			t.Errorf("a guard admitted %d and refused %d: the load did not reach both", c.Admitted.Load(), c.Refused.Load())
 		}
