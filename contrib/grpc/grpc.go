@@ -227,33 +227,48 @@ func streamClient(ctx context.Context, g ward.Guard, desc *grpc.StreamDesc, cc *
 		a.End(ctx, outcome(err))
 		return nil, err
 	}
-	s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams, ctx: ctx, a: a}
-	s.stop = context.AfterFunc(ctx, func() {
-		if !s.done.Swap(true) {
-			s.a.End(ctx, outcome(status.FromContextError(ctx.Err()).Err()))
-		}
-	})
+	s := &heldStream{ClientStream: cs, serverStreams: desc.ServerStreams, ctx: ctx}
+	s.hold(ctx, a)
 	return s, nil
 }
 
-// heldStream is a client stream holding its admission until it ends; end runs once.
+// held is an admission settled once: by whoever calls end first, or, when nobody has, as ctx
+// ends (canceled: neutral; past its deadline: a failure).
+type held struct {
+	a    ward.Admission
+	done atomic.Bool
+	stop func() bool // stops the context watch
+}
+
+// hold takes a and starts watching ctx.
+func (h *held) hold(ctx context.Context, a ward.Admission) {
+	h.a = a
+	h.stop = context.AfterFunc(ctx, func() {
+		if !h.done.Swap(true) {
+			h.a.End(ctx, outcome(status.FromContextError(ctx.Err()).Err()))
+		}
+	})
+}
+
+// end settles the admission by a call's error err (see outcome), once.
+func (h *held) end(ctx context.Context, err error) {
+	if h.done.Swap(true) {
+		return
+	}
+	h.stop()
+	h.a.End(ctx, outcome(err))
+}
+
+// heldStream is a client stream holding its admission until it ends.
 type heldStream struct {
 	grpc.ClientStream
+	held
 	serverStreams bool
 	ctx           context.Context
-	a             ward.Admission // settled once, by whoever sets done first
-	done          atomic.Bool
-	stop          func() bool // stops the context watch
 }
 
 // finish ends the stream with err (nil: a success), once.
-func (s *heldStream) finish(err error) {
-	if s.done.Swap(true) {
-		return
-	}
-	s.stop()
-	s.a.End(s.ctx, outcome(err))
-}
+func (s *heldStream) finish(err error) { s.end(s.ctx, err) }
 
 // RecvMsg receives a message and ends the stream on io.EOF, an error, or the one response of a
 // stream without server streaming.

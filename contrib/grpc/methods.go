@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
@@ -101,20 +100,7 @@ type tapKey struct{ m *Methods }
 
 // tapped is an admission made at the tap, settled once: by the interceptor when the handler
 // returns, or when the call's context ends first.
-type tapped struct {
-	a    ward.Admission
-	done atomic.Bool
-	stop func() bool // stops the context watch
-}
-
-// end settles the admission by err (see outcome), once.
-func (t *tapped) end(ctx context.Context, err error) {
-	if t.done.Swap(true) {
-		return
-	}
-	t.stop()
-	t.a.End(ctx, err)
-}
+type tapped struct{ held }
 
 // fail settles the admission as a failure, once: a panicking handler.
 func (t *tapped) fail(ctx context.Context) { t.end(ctx, context.DeadlineExceeded) }
@@ -135,12 +121,8 @@ func (m *Methods) Tap(ctx context.Context, info *tap.Info) (context.Context, err
 	if err != nil {
 		return ctx, notAdmitted(err)
 	}
-	t := &tapped{a: a}
-	t.stop = context.AfterFunc(ctx, func() {
-		if !t.done.Swap(true) { // the interceptor never settled it: the call never ran
-			t.a.End(ctx, outcome(status.FromContextError(ctx.Err()).Err()))
-		}
-	})
+	t := new(tapped)
+	t.hold(ctx, a) // settled as ctx ends if the interceptor never settles it: the call never ran
 	return context.WithValue(ctx, tapKey{m}, t), nil
 }
 
@@ -157,7 +139,7 @@ func (m *Methods) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 		if t := m.tappedIn(ctx); t != nil {
 			defer t.fail(ctx) // a no-op once settled: only a panicking handler gets here unsettled
 			resp, err := handler(ctx, req)
-			t.end(ctx, outcome(err))
+			t.end(ctx, err)
 			return resp, err
 		}
 		g := m.Guard(info.FullMethod)
@@ -177,7 +159,7 @@ func (m *Methods) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		if t := m.tappedIn(ctx); t != nil {
 			defer t.fail(ctx) // a no-op once settled: only a panicking handler gets here unsettled
 			err := handler(srv, ss)
-			t.end(ctx, outcome(err))
+			t.end(ctx, err)
 			return err
 		}
 		g := m.Guard(info.FullMethod)
