@@ -15,8 +15,9 @@ type Borrow func(ctx context.Context, use func()) error
 // Impls are the pools compared, in the order they are run.
 var Impls = []string{"ward", "smartconnpool", "chan"}
 
-// New returns the pool named (one of Impls) of size resources, all opened and kept idle, and its
-// Close.
+// New returns the pool named (one of Impls) of size resources, each kept idle once opened (ward's
+// and smartconnpool open them as callers first need them, the channel holds all of them from the
+// start), and its Close.
 func New(name string, size int) (Borrow, func(), error) {
 	switch name {
 	case "ward": // as a user's package calls it (package bench/user/pool)
