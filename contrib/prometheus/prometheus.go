@@ -172,6 +172,12 @@ func (c *Collector) Shedder(name string, s *shed.Shedder) error {
 // Transport adds a wardhttp.Transport under name: every host's breaker (kind breaker, name
 // name/host), read at each scrape, and its retry budget (kind retry_budget, name name).
 func (c *Collector) Transport(name string, t *wardhttp.Transport) error {
+	c.mu.Lock()
+	taken := c.names[key{"retry_budget", name}]
+	c.mu.Unlock()
+	if taken { // checked first, as Partitions does: a Transport is added whole or not at all
+		return fmt.Errorf("%w: retry_budget %q", ErrDuplicate, name)
+	}
 	if err := c.add("transport", name, "", t); err != nil {
 		return err
 	}

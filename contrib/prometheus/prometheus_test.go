@@ -1,6 +1,7 @@
 package wardprom
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/wardgo/ward/adaptive"
 	"github.com/wardgo/ward/breaker"
 	"github.com/wardgo/ward/shed"
+	"github.com/wardgo/ward/wardhttp"
 )
 
 func TestCollector(t *testing.T) {
@@ -67,5 +69,38 @@ svc_ward_breaker_ratio{name="db"} 0
 	p.Pass()
 	if n, err := testutil.GatherAndCount(reg); err != nil || n != 28 {
 		t.Fatalf("%d metrics (%v), want 28", n, err)
+	}
+}
+
+// TestTransportTakenBudget: a Transport whose retry budget's name is taken is not added at all:
+// no breaker of its hosts is exported.
+func TestTransportTakenBudget(t *testing.T) {
+	tr, err := wardhttp.NewTransport(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tr.Breaker("h.test").Allow()
+	p.Pass()
+	c := New("svc")
+	if err := c.RetryBudget("out", tr.Budget()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Transport("out", tr); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("Transport under a taken budget name: %v, want ErrDuplicate", err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == "out/h.test" {
+					t.Fatalf("%s exported for a Transport that was not added", f.GetName())
+				}
+			}
+		}
 	}
 }
