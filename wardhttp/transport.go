@@ -405,22 +405,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replay := replayable(req)
 	var last *http.Response
 	attempt := 0
-	// ended says whether the caller ended the call: its context, or the deprecated Cancel
-	// channel, which http.Client closes when its Timeout passes, a moment apart from the
-	// deadline it also sets on the context.
-	ended := func() bool {
-		select {
-		case <-req.Cancel:
-			return true
-		default:
-			return ctx.Err() != nil
-		}
-	}
 	retryIf := func(err error) bool {
 		var se *statusError
 		var he *hintedError
 		switch {
-		case !replay, ended(), errors.Is(err, contract.ErrRefused):
+		case !replay, ended(req), errors.Is(err, contract.ErrRefused):
 			return false
 		case errors.As(err, &he) && he.wait > t.cfg.maxWait:
 			return false
@@ -467,12 +456,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, opts...)
 	if last != nil {
 		// err is nil, the retryable answer last itself, or a refusal of the attempt after it.
-		if !ended() && (err == nil || answered(err, last) || errors.Is(err, contract.ErrRefused)) {
+		if !ended(req) && (err == nil || answered(err, last) || errors.Is(err, contract.ErrRefused)) {
 			return last, nil
 		}
 		discard(last)
 	}
 	return nil, err
+}
+
+// ended says whether the caller ended the call: its context, or the deprecated Cancel channel,
+// which http.Client closes when its Timeout passes, a moment apart from the deadline it also sets
+// on the context. A function, not a closure in RoundTrip: the retry rule that calls it escapes,
+// and a closure it called would be one more allocation per request.
+func ended(req *http.Request) bool {
+	select {
+	case <-req.Cancel:
+		return true
+	default:
+		return req.Context().Err() != nil
+	}
 }
 
 // gate is one attempt's admission: the host's breaker and the client limit.
