@@ -260,3 +260,30 @@ func TestPoolStaleRelease(t *testing.T) {
 	p.Close()
 	checkClosed(t, c)
 }
+
+// A caller whose context ends just as its open returns (the open itself cancels it) does not
+// leak the resource: Acquire returns the context's error, counted abandoned, and the resource
+// goes to the pool, lent to the next caller without another open. Whichever of the two the
+// caller sees first, the open's end or its context's, the outcome is the same.
+func TestPoolCanceledAsOpenReturns(t *testing.T) {
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		c := &counts{onOpen: func(context.Context) { cancel() }}
+		p := newPool(t, c, limits(1, 1, 0, 0))
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Acquire = %v, want context.Canceled", err)
+		}
+		waitFor(t, "the resource idle", func() bool { return p.Stats().Idle == 1 })
+		if n := p.Counts(); n.Abandoned != 1 || n.Admitted != 0 {
+			t.Fatalf("Counts = %+v, want the Acquire abandoned", n)
+		}
+		c.onOpen = nil
+		x, err := p.Acquire(context.Background())
+		if err != nil || x.Value().id != 1 || p.Stats().Opened != 1 {
+			t.Fatalf("Acquire = %v, %v; want the canceled caller's resource, opened once", x.Value(), err)
+		}
+		x.Release()
+		p.Close()
+		checkClosed(t, c)
+	}
+}
