@@ -12,8 +12,9 @@ import (
 )
 
 // Conn is the resource the pool benchmarks lend: a pointer, as a connection handle is (a
-// non-empty struct, so each one has an address of its own).
-type Conn struct{ _ int }
+// non-empty struct, so each one has an address of its own). It is package user/pool's, which
+// lends it to ward's row, so every pool compared lends the same type.
+type Conn = upool.Conn
 
 // Borrow is one pool under test: acquire, run use while holding the resource, give it back. A
 // user's program calls Release on what Acquire returned; it does not take a method value of it,
