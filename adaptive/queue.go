@@ -132,7 +132,7 @@ func NewQueue(l *Limiter, opts ...QueueOption) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{l: l, size: c.size, wait: c.wait, order: c.order}
-	q.counts.Init(false)
+	q.counts.Init()
 	for {
 		q.next = (*Queue)(atomic.LoadPointer(&l.queues))
 		if atomic.CompareAndSwapPointer(&l.queues, unsafe.Pointer(q.next), unsafe.Pointer(q)) {

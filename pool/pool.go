@@ -270,7 +270,7 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 		p.free[i] = uint32(limits.Size - 1 - i) // slot 0 first
 	}
 	p.b.cache.Init(1)
-	p.b.counts.Init(false)
+	p.b.counts.Init()
 	if p.b.gran = coarseGran(limits); p.b.timed && !injected && p.b.gran > 0 {
 		p.b.timer = time.AfterFunc(time.Hour, p.b.tick)
 		p.b.timer.Stop()

@@ -20,7 +20,7 @@ func (c *config) table() *tally.Table {
 		return nil
 	}
 	t := new(tally.Table)
-	t.Init(false)
+	t.Init()
 	return t
 }
 

@@ -55,7 +55,7 @@ func NewRetryBudget(maxTokens, ratio float64) (*RetryBudget, error) {
 	}
 	b := &RetryBudget{max: int64(math.Round(maxTokens * 1000)), ratio: int64(ratio * 1000)}
 	b.tokens.Store(b.max)
-	b.counts.Init(false)
+	b.counts.Init()
 	return b, nil
 }
 

@@ -31,20 +31,14 @@ const (
 // word per bucket.
 const LatencyWords = 1 + ward.LatencyBuckets
 
-// Table is a per-P table of counts, with a latency histogram after them when Init asks for one.
-// It must be Init'ed before the first Add, and not copied after. A zero Table reads zero counts.
+// Table is a per-P table of counts, for a type with no per-P rows of its own. It must be Init'ed
+// before the first Add, and not copied after. A zero Table reads zero counts.
 type Table struct {
 	t stripe.Table
 }
 
-// Init makes the rows: the count words, and a latency histogram after them when latency is true.
-func (t *Table) Init(latency bool) {
-	n := Words
-	if latency {
-		n += LatencyWords
-	}
-	t.t.Init(n)
-}
+// Init makes the rows: the count words.
+func (t *Table) Init() { t.t.Init(Words) }
 
 // Add counts one in word i (one of the constants above) of the calling P's row.
 func (t *Table) Add(i int) {
@@ -73,23 +67,8 @@ func (t *Table) AddPair(i, j int) {
 	stripe.Unpin()
 }
 
-// Observe adds a response time of d nanoseconds to the calling P's histogram. The Table must
-// have been Init'ed with a histogram.
-func (t *Table) Observe(d int64) {
-	ObserveRow(t.t.Pin(), Words, d)
-	stripe.Unpin()
-}
-
 // Counts folds every row's counts.
 func (t *Table) Counts() ward.Counts { return CountsOf(t.t.All(), 0) }
-
-// Latency folds every row's histogram: a zero Latency when the Table has none.
-func (t *Table) Latency() ward.Latency {
-	if t.t.Words() < Words+LatencyWords {
-		return ward.Latency{}
-	}
-	return LatencyOf(t.t.All(), Words)
-}
 
 // AddRow counts one in word i of row, which the caller is pinned to (or owns). It cannot panic.
 //

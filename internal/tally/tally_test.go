@@ -7,14 +7,25 @@ import (
 
 	"github.com/wardgo/ward"
 	"github.com/wardgo/ward/internal/procs"
+	"github.com/wardgo/ward/internal/stripe"
 )
 
-// TestTableExact: counts and a histogram written by many goroutines while GOMAXPROCS changes fold
-// to exactly what was written; an add and an observation allocate nothing.
+// observe adds a response time to the calling P's histogram in h, as a type with per-P rows of
+// its own does with ObserveRow.
+func observe(h *stripe.Table, d int64) {
+	ObserveRow(h.Pin(), 0, d)
+	stripe.Unpin()
+}
+
+// TestTableExact: counts in a Table, and a histogram in per-P rows (ObserveRow, LatencyOf),
+// written by many goroutines while GOMAXPROCS changes fold to exactly what was written; an add
+// and an observation allocate nothing.
 func TestTableExact(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var tb Table
-	tb.Init(true)
+	tb.Init()
+	var h stripe.Table
+	h.Init(LatencyWords)
 	const workers, each = 16, 3000
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -26,7 +37,7 @@ func TestTableExact(t *testing.T) {
 			for i := 0; i < each; i++ {
 				tb.Add(Admitted)
 				tb.Add(Passed + i%3)
-				tb.Observe(int64(i) * 1000)
+				observe(&h, int64(i)*1000)
 				if i%97 == 0 {
 					runtime.Gosched()
 				}
@@ -42,7 +53,7 @@ func TestTableExact(t *testing.T) {
 	if got := tb.Counts(); got != want {
 		t.Fatalf("Counts = %+v, want %+v", got, want)
 	}
-	l := tb.Latency()
+	l := LatencyOf(h.All(), 0)
 	var sum uint64
 	for _, b := range l.Buckets {
 		sum += b
@@ -56,22 +67,22 @@ func TestTableExact(t *testing.T) {
 	if l.Buckets[0] != workers*2 { // 0 and 1000 ns
 		t.Fatalf("first bucket %d, want %d", l.Buckets[0], workers*2)
 	}
-	if a := testing.AllocsPerRun(100, func() { tb.Add(Refused); tb.Observe(5000) }); a != 0 {
-		t.Fatalf("Add and Observe allocate %v", a)
+	if a := testing.AllocsPerRun(100, func() { tb.Add(Refused); observe(&h, 5000) }); a != 0 {
+		t.Fatalf("Add and ObserveRow allocate %v", a)
 	}
 }
 
-// TestZeroTable: a Table never Init'ed reads zero, with no histogram.
+// TestZeroTable: a Table never Init'ed reads zero.
 func TestZeroTable(t *testing.T) {
 	var tb Table
-	if tb.Counts() != (ward.Counts{}) || tb.Latency().Count != 0 {
+	if tb.Counts() != (ward.Counts{}) {
 		t.Fatal("a zero Table reads counts")
 	}
 	var c Table
-	c.Init(false)
+	c.Init()
 	c.Add(Admitted)
-	if c.Latency().Count != 0 || c.Counts().Admitted != 1 {
-		t.Fatal("a Table without a histogram")
+	if c.Counts() != (ward.Counts{Admitted: 1}) {
+		t.Fatalf("an Init'ed Table with one admission reads %+v", c.Counts())
 	}
 }
 
