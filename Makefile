@@ -72,8 +72,16 @@ bench-deps: ## xsync's MapOf, sync.Map and go.uber.org/atomic beside what ward u
 	cd bench && { echo "command: make bench-deps"; $(GO) test -run '^$$' -bench 'KeyLookup|AtomicWord' -benchmem -benchtime 300ms -count 6 -cpu 1,2 . && \
 	  $(GO) test -run '^$$' -bench KeyIndexMemory -benchtime 1x -count 2 . ; } | tee results/deps-$(shell go env GOOS)-$(shell go env GOARCH).txt
 
-bench-scaling: ## the admission paths at -cpu 1,2,4,8,16 beside the shared-word anchors: ns/op and calls/s/core
-	cd bench && $(GO) test -run '^$$' -bench Scaling -benchtime 100ms -count 10 -cpu 1,2,4,8,16 .
+SCALING_RESULT := results/scaling-$(shell go env GOOS)-$(shell go env GOARCH)-$(shell nproc)core
+
+bench-scaling: ## the admission paths at -cpu 1,2,4,8,16 beside the shared-word anchors: ns/op and calls/s/core, raw file in bench/results/scaling-*
+	@mkdir -p bench/results
+	cd bench && { \
+	  echo "command: make bench-scaling (cd bench && go test -run '^$$' -bench Scaling -benchtime 100ms -count 10 -cpu 1,2,4,8,16 .)"; \
+	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ)"; \
+	  echo "cores: $$(nproc)"; \
+	  $(GO) test -run '^$$' -bench Scaling -benchtime 100ms -count 10 -cpu 1,2,4,8,16 . ; \
+	} | tee $(SCALING_RESULT).tmp && mv $(SCALING_RESULT).tmp $(SCALING_RESULT).txt
 
 bench-instructions: ## callgrind instructions per single-goroutine call, ward and every anchor, the floor and the targets (valgrind needed; a row not measured fails the run)
 	cd bench && sh cmd/instructions/instructions.sh 50000 results/instructions-$(shell go env GOOS)-$(shell go env GOARCH).txt
