@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -13,8 +14,9 @@ const size = 8
 
 // BenchmarkContended is one pool of size resources shared by 8x, 64x and 512x size goroutines,
 // each acquiring, yielding its P while it holds the resource (as a caller waiting on the
-// connection's reply does) and releasing, in a loop: ns per acquire+release. Without the yield a
-// goroutine would run its whole loop in one turn at -cpu 1 and never meet another.
+// connection's reply does) and releasing, in a loop: ns per acquire+release in the steady state
+// (see the package doc). Without the yield a goroutine would run its whole loop in one turn at
+// -cpu 1 and never meet another.
 func BenchmarkContended(b *testing.B) {
 	for _, mult := range []int{8, 64, 512} {
 		for _, impl := range Impls {
@@ -24,9 +26,11 @@ func BenchmarkContended(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer closePool()
-				warm(b, borrow)
 				b.ReportAllocs()
-				if err := contend(borrow, mult*size, b.N, b.ResetTimer); err != nil {
+				b.StopTimer() // started again by the borrow that ends the warm-up
+				b.ResetTimer()
+				goroutines := mult * size
+				if err := contend(borrow, runtime.Gosched, goroutines, warmup(goroutines), b.N, b.StartTimer, b.StopTimer); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -34,40 +38,44 @@ func BenchmarkContended(b *testing.B) {
 	}
 }
 
-// warm opens every resource: size callers hold one each at once.
-func warm(tb testing.TB, borrow Borrow) {
-	tb.Helper()
-	if err := contend(borrow, size, size, func() {}); err != nil {
-		tb.Fatal(err)
-	}
-}
+// warmup is how many borrows go unmeasured before the timed ones with goroutines callers: enough
+// that every caller has waited its turn a few times, so that what a wait needs the first time
+// (a goroutine's stack grown, the runtime's wait records, a pool's waiter objects) is in place.
+func warmup(goroutines int) int { return 4 * goroutines }
 
-// contend runs n acquire+release pairs from goroutines goroutines, started together once ready
-// has run (so that starting them is not measured).
-func contend(borrow Borrow, goroutines, n int, ready func()) error {
+// contend runs borrows from goroutines goroutines, each borrowing in a loop and holding with
+// hold, until warm+n borrows have ended; start runs when the warm-th ends and stop when the
+// (warm+n)-th does (start at once if warm is 0). Between the two, every goroutine is borrowing
+// in the loop: none has yet to start or has run out of work, so the n borrows timed are all in
+// the steady state. The goroutines borrowing when the last timed one ends finish theirs
+// unmeasured. It returns the first error a borrow returned.
+func contend(borrow Borrow, hold func(), goroutines, warm, n int, start, stop func()) error {
 	var wg sync.WaitGroup
-	start := make(chan struct{})
+	var ended atomic.Int64
+	total := int64(warm + n)
 	errs := make(chan error, goroutines)
 	ctx := context.Background()
-	for g := range goroutines {
-		k := n / goroutines
-		if g < n%goroutines {
-			k++
-		}
+	if warm == 0 {
+		start()
+	}
+	for range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			<-start
-			for range k {
-				if err := borrow(ctx, runtime.Gosched); err != nil {
+			for ended.Load() < total {
+				if err := borrow(ctx, hold); err != nil {
 					errs <- err
 					return
+				}
+				switch ended.Add(1) {
+				case int64(warm):
+					start()
+				case total:
+					stop()
 				}
 			}
 		}()
 	}
-	ready()
-	close(start)
 	wg.Wait()
 	close(errs)
 	return <-errs
@@ -88,27 +96,65 @@ func TestContend(t *testing.T) {
 			held++
 			most = max(most, held)
 			calls++
+			mu.Unlock()
+			runtime.Gosched()
+			mu.Lock()
 			held--
 			mu.Unlock()
 		}
-		var wg sync.WaitGroup
-		for range 64 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 50 {
-					if err := borrow(context.Background(), use); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
+		var starts, stops int
+		var atStart, atStop int
+		start := func() { starts++; mu.Lock(); atStart = calls; mu.Unlock() }
+		stop := func() { stops++; mu.Lock(); atStop = calls; mu.Unlock() }
+		const goroutines, warm, n = 64, 100, 1000
+		if err := contend(borrow, use, goroutines, warm, n, start, stop); err != nil {
+			t.Error(err)
 		}
-		wg.Wait()
 		closePool()
-		if calls != 64*50 || most > size {
-			t.Errorf("%s: %d calls (want %d), at most %d held at once (want <= %d)", impl, calls, 64*50, most, size)
+		// A borrow's use has run before the borrow ends: the calls seen at start and stop are
+		// at least the borrows ended then, and at most those plus one per goroutine under way.
+		switch {
+		case starts != 1 || stops != 1:
+			t.Errorf("%s: start ran %d times, stop %d (want once each)", impl, starts, stops)
+		case atStart < warm || atStart > warm+goroutines:
+			t.Errorf("%s: %d calls when the timing started, want %d to %d", impl, atStart, warm, warm+goroutines)
+		case atStop < warm+n || atStop > warm+n+goroutines:
+			t.Errorf("%s: %d calls when the timing stopped, want %d to %d", impl, atStop, warm+n, warm+n+goroutines)
+		case calls < warm+n || calls > warm+n+goroutines:
+			t.Errorf("%s: %d calls in all, want %d to %d", impl, calls, warm+n, warm+n+goroutines)
+		case most > size:
+			t.Errorf("%s: %d held at once, want <= %d", impl, most, size)
 		}
+	}
+}
+
+// TestContendNoWarmup: with no warm-up the timing starts before the first borrow.
+func TestContendNoWarmup(t *testing.T) {
+	borrow, closePool, err := New("chan", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closePool()
+	var calls atomic.Int64
+	atStart, atStop := int64(-1), int64(-1)
+	use := func() { calls.Add(1) }
+	if err := contend(borrow, use, 4, 0, 10, func() { atStart = calls.Load() }, func() { atStop = calls.Load() }); err != nil {
+		t.Fatal(err)
+	}
+	if atStart != 0 || atStop < 10 {
+		t.Errorf("calls at start %d (want 0), at stop %d (want >= 10)", atStart, atStop)
+	}
+}
+
+// TestContendError: a borrow's error is returned, and the goroutines stop.
+func TestContendError(t *testing.T) {
+	borrow, closePool, err := New("ward", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closePool() // every Acquire now fails
+	if err := contend(borrow, func() {}, 4, 2, 10, func() {}, func() {}); err == nil {
+		t.Error("contend on a closed pool: no error")
 	}
 }
 
