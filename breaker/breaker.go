@@ -98,9 +98,8 @@ type breakerCold struct {
 	every      int64            // refresh interval, ns; 0 refreshes on every call
 	probeAfter uint64           // Policy.ProbeAfter in ns; math.MaxUint64 when the probe is off
 	gran       int64            // how stale seen may grow before a settle stores its reading
-	refused    clock.Refusals
-	counts     stripe.Table // per P: settled by outcome (tally's words from 0), then wRand; refusals are in refused
-	mono       tally.Mono   // keeps Refused monotonic across readings (a refusal decided again is taken back)
+	counts     stripe.Table     // per P: settled by outcome (tally's words from 0), then wRand, then the refusals (wRef)
+	mono       tally.Mono       // keeps Refused monotonic across readings (a refusal decided again is taken back)
 	nop        bool
 	events     func(Event) // WithEvents
 	state      bool        // refusing, as last told to events; written only by the refreshing goroutine
@@ -233,7 +232,6 @@ func New(opts ...Option) (*Breaker, error) {
 	if c.roll != nil {
 		b.roll = draw.Func(c.roll)
 	}
-	b.refused.Init()
 	b.counts.Init(wWords)
 	b.seen.Store(now)
 	b.next.Store(now)
@@ -308,12 +306,38 @@ func (p *Promise) Ignore() {
 	}
 }
 
-// wRand is the word of a P's counts row after tally's that holds the P's draw state
-// (draw.Split): a throttled call draws, counts its refusal and writes its Drop in one pin.
+// A P's counts row holds, after tally's words, the P's draw state (wRand, for draw.Split) and its
+// refusals with the instant their clock reads are paced by (wRef, clock.Count's words): a refusal
+// draws, counts itself and writes its Drop with one pin and one row.
 const (
 	wRand  = tally.Words
-	wWords = wRand + 1
+	wRef   = wRand + 1
+	wWords = wRef + clock.CountWords
 )
+
+// refuse counts a refusal decided at the reading now on the caller's P and reports whether the
+// caller should read the clock and decide again (clock.Count).
+func (b *Breaker) refuse(now int64) bool {
+	read := clock.Count(unsafe.Add(b.counts.Pin(), wRef*8), now)
+	stripe.Unpin()
+	return read
+}
+
+// unrefuse takes back the refusal last counted on the caller's P: decided again, the call was let
+// through after all.
+func (b *Breaker) unrefuse() {
+	clock.Uncount(unsafe.Add(b.counts.Pin(), wRef*8))
+	stripe.Unpin()
+}
+
+// refused returns the refusals counted since New, summed over the Ps.
+func (b *Breaker) refused() int64 {
+	var n int64
+	for row := range b.counts.All() {
+		n += clock.Counted(unsafe.Add(row, wRef*8))
+	}
+	return n
+}
 
 // record counts a settled call's outcome in the window at the clock's instant, and in the counts
 // (word out), with one pin. A call is counted as admitted when it settles: Counts takes Admitted
@@ -462,16 +486,16 @@ func (b *Breaker) Allow() (Promise, error) {
 	if now < b.until.Load() {
 		// Tripped, the reading before both the next probe and the next refresh: the full path
 		// would refuse this call and change nothing but the refusal count (see hold).
-		rows := b.refused.Rows() // Refusals.Refuse, written out: no call on the refusal
+		rows := b.counts.Current() // refuse, written out: no call on the refusal
 		row := rows.Row(stripe.PinRow(rows))
 		if row == nil { // GOMAXPROCS grew past the rows
 			stripe.Unpin()
-			if b.refused.Refuse(now) {
+			if b.refuse(now) {
 				return b.again(now, b.Now(), 0, 1, false)
 			}
 			return Promise{}, ErrUnavailable
 		}
-		read := clock.Count(row, now)
+		read := clock.Count(unsafe.Add(row, wRef*8), now)
 		var fresh int64
 		if read && b.clock == nil {
 			fresh = clock.Now() // read in the pin: see the throttling below
@@ -518,10 +542,10 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.let(now)
 		return Promise{b: b}, nil
 	}
-	rows, refused := b.counts.Current(), b.refused.Rows()
+	rows := b.counts.Current()
 	p := stripe.PinRow(rows)
-	row, rrow := rows.Row(p), refused.Row(p)
-	if row == nil || rrow == nil { // GOMAXPROCS grew past the rows: the path that grows them
+	row := rows.Row(p)
+	if row == nil { // GOMAXPROCS grew past the rows: the path that grows them
 		stripe.Unpin()
 		return b.decide(now, draw.Float64(), scaled, true)
 	}
@@ -531,7 +555,7 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.let(now)
 		return Promise{b: b}, nil
 	}
-	read := clock.Count(rrow, now) && b.every != 0
+	read := clock.Count(unsafe.Add(row, wRef*8), now) && b.every != 0
 	var fresh int64
 	if read && b.clock == nil {
 		// ward's clock, which cannot panic, read in the pin: when time has not moved, the Drop
@@ -588,7 +612,7 @@ func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, 
 	if !drawn && b.every != 0 {
 		b.hold(now)
 	}
-	if b.refused.Refuse(now) && b.every != 0 {
+	if b.refuse(now) && b.every != 0 {
 		return b.again(now, b.Now(), roll, scaled, drawn)
 	}
 	if scaled < 1 { // a refusal while tripped is not a Drop (Policy.Trip)
@@ -613,7 +637,7 @@ func (b *Breaker) again(now, fresh int64, roll, scaled float64, drawn bool) (Pro
 			roll, _ = b.draw(scaled)
 		}
 		if math.Float64frombits(b.raw.Load()) <= 0 || b.admits(fresh, roll, scaled) {
-			b.refused.Undo()
+			b.unrefuse()
 			return Promise{b: b}, nil
 		}
 		if !drawn && b.roll == nil && scaled >= 1 {
@@ -766,7 +790,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	now := b.Now()
 	_, scaled := b.p.ratio(b.history(now))
 	sum := b.win.Sum(now, true)
-	return Snapshot{Ratio: scaled, Successes: sum[fSuccess], Failures: sum[fFailure], Drops: sum[fDrop], Refused: b.refused.Load()}
+	return Snapshot{Ratio: scaled, Successes: sum[fSuccess], Failures: sum[fFailure], Drops: sum[fDrop], Refused: b.refused()}
 }
 
 // Counts returns the breaker's counts since New ([ward.Counts]): calls admitted and refused, and
@@ -778,6 +802,6 @@ func (b *Breaker) Snapshot() Snapshot {
 func (b *Breaker) Counts() ward.Counts {
 	c := tally.CountsOf(b.counts.All(), 0)
 	c.Admitted = c.Passed + c.Failed + c.Ignored // counted when settled: see record
-	c.Refused = b.mono.Of(tally.Pos(b.refused.Load()))
+	c.Refused = b.mono.Of(tally.Pos(b.refused()))
 	return c
 }
