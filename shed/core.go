@@ -163,15 +163,20 @@ func (p *Policy) fold(m *memory, now int64, sh shape) {
 // in float64 so that no reading, however far outside [0, 1000], can overflow: a reading at or over
 // 1000 gives MinShare, one at or under the threshold gives 1.
 func (p *Policy) factor(cpu int) float64 {
+	// The ends first, in integers: a saturated CPU (1000 or over) gives MinShare and a reading at
+	// or under the threshold 1, as the quotient would, without its arithmetic. Between them the
+	// quotient lies in (0, 1), so only MinShare can hold it: max(f, MinShare), written as a
+	// compare (f is never NaN, and MinShare > 0 leaves no signed zero to order, so the builtin's
+	// NaN and zero handling would be instructions spent for nothing; the result is the same).
+	if cpu >= 1000 {
+		return p.MinShare
+	}
+	if cpu <= p.CPU {
+		return 1
+	}
 	f := (1000 - float64(cpu)) / float64(1000-p.CPU)
-	// min(max(f, MinShare), 1), written as compares: f is never NaN (a finite reading over a
-	// denominator in [1, 999]) and MinShare > 0 leaves no signed zero to order, so the builtins'
-	// NaN and zero handling would be instructions spent for nothing; the result is the same.
 	if f < p.MinShare {
 		f = p.MinShare
-	}
-	if f > 1 {
-		f = 1
 	}
 	return f
 }

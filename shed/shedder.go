@@ -334,12 +334,8 @@ func (s *Shedder) Allow() (Promise, error) {
 		now = s.seen.Load()
 	}
 	if cpu := s.cpu(); s.warm(cpu) {
-		v := s.decide(now, cpu)
-		if v == vRefuse && s.refusal(now, cpu) {
-			return Promise{}, ErrOverloaded
-		}
-		if v != vCool {
-			return s.allowHot(now)
+		if v := s.decide(now, cpu); v != vCool {
+			return s.allowHot(now, cpu, v)
 		}
 	}
 	rows := s.inFlight.rows.Current() // enter, written out: no call but the pin's
@@ -358,10 +354,30 @@ func (s *Shedder) Allow() (Promise, error) {
 	return s.timed(now)
 }
 
-// allowHot admits a call while the server is hot: it enters flight, then yields its P once, so
-// that the goroutines already waiting for a P decide first and find it in flight (see the package
-// doc), and is timed, if it is, from when it runs again.
-func (s *Shedder) allowHot(now int64) (Promise, error) {
+// allowHot decides a call that found the server hot at now, with verdict v. A refusal (v is
+// vRefuse) is counted, and stands unless a paced clock read (see the type's doc) finds time moved
+// since the reading it was decided on (or jumped far back) and a decision at the fresh instant
+// admits the call: so a cool-down ends and the capacity refreshes even when every call is
+// refused. A refusal taken back is not counted. A call admitted enters flight, then yields its P
+// once, so that the goroutines already waiting for a P decide first and find it in flight (see
+// the package doc), and is timed, if it is, from when it runs again. The refusal's work is written
+// out here rather than in a function of its own: a flood of refusals makes one call fewer.
+func (s *Shedder) allowHot(now int64, cpu int, v verdict) (Promise, error) {
+	if v == vRefuse {
+		rows := s.refused.Rows() // Refuse, written out: no call but the pin's and Count's
+		var read bool
+		if row := rows.Row(stripe.PinRow(rows)); row != nil {
+			read = clock.Count(row, now)
+			stripe.Unpin()
+		} else { // GOMAXPROCS grew past the rows: Refuse grows them
+			stripe.Unpin()
+			read = s.refused.Refuse(now)
+		}
+		if !read || s.refresh == 0 || !s.redecide(now, cpu) {
+			return Promise{}, ErrOverloaded
+		}
+		s.refused.Undo()
+	}
 	tick := s.inFlight.enter()
 	runtime.Gosched()
 	if tick&s.untimed != 0 {
@@ -371,6 +387,25 @@ func (s *Shedder) allowHot(now int64) (Promise, error) {
 		now = s.clock()
 	}
 	return s.timed(now)
+}
+
+// redecide reads the clock for a refusal decided at now and reports whether a decision at the
+// fresh instant admits the call: only when time moved by the granularity or more (or jumped far
+// back) and the server is no longer both hot and full.
+func (s *Shedder) redecide(now int64, cpu int) bool {
+	fresh := s.clock()
+	if c := s.poll; c != nil && fresh >= c.due.Load() {
+		c.poll(fresh)
+	}
+	moved := s.pullBack(fresh)
+	if !moved {
+		s.seen.Observe(fresh, s.gran)
+		// Time that moved less than the granularity changes nothing the coarse reading
+		// could not: deciding again would only write the shared words the decision touches,
+		// which under a flood of refusals every core would fight over.
+		moved = fresh-now >= s.gran
+	}
+	return moved && s.decide(fresh, cpu) != vRefuse
 }
 
 // timed returns the promise of a timed admission: its start is the clock's reading (now with
@@ -390,45 +425,9 @@ func (s *Shedder) timed(now int64) (Promise, error) {
 // warm reports whether a call at the CPU reading cpu needs the hot rule applied: false only when
 // the rule can find the server nothing but cool and has nothing to store (a cool reading, no
 // refusal since the server was last found cool, no cooling to tell WithEvents' function), the
-// common case, decided in a few instructions before refuses' call.
+// common case, decided in a few instructions before decide's call.
 func (s *Shedder) warm(cpu int) bool {
 	return cpu >= s.p.CPU || s.dropped.Load() || (s.events != nil && s.told.Load())
-}
-
-// refusal counts a refusal decided at now and reports whether it stands. A paced clock read (see
-// the type's doc) decides again at the fresh instant if time has moved since the reading the
-// refusal was decided on (or jumped far back), so that a cool-down ends and the capacity
-// refreshes even when every call is refused; a refusal taken back is not counted.
-func (s *Shedder) refusal(now int64, cpu int) bool {
-	rows := s.refused.Rows() // Refuse, written out: no call but the pin's and Count's
-	var read bool
-	if row := rows.Row(stripe.PinRow(rows)); row != nil {
-		read = clock.Count(row, now)
-		stripe.Unpin()
-	} else { // GOMAXPROCS grew past the rows: Refuse grows them
-		stripe.Unpin()
-		read = s.refused.Refuse(now)
-	}
-	if !read || s.refresh == 0 {
-		return true
-	}
-	fresh := s.clock()
-	if c := s.poll; c != nil && fresh >= c.due.Load() {
-		c.poll(fresh)
-	}
-	moved := s.pullBack(fresh)
-	if !moved {
-		s.seen.Observe(fresh, s.gran)
-		// Time that moved less than the granularity changes nothing the coarse reading
-		// could not: deciding again would only write the shared words the decision touches,
-		// which under a flood of refusals every core would fight over.
-		moved = fresh-now >= s.gran
-	}
-	if !moved || s.decide(fresh, cpu) == vRefuse {
-		return true
-	}
-	s.refused.Undo()
-	return false
 }
 
 // A verdict is what decide found: cool, hot but not full, or hot and full (refused).
