@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -57,44 +58,67 @@ func TestLowTrafficRecovers(t *testing.T) {
 	}
 }
 
-// TestRefusalCountExactAcrossGOMAXPROCS: every refusal is counted once, while GOMAXPROCS moves.
+// TestRefusalCountExactAcrossGOMAXPROCS: every refusal is counted once, while GOMAXPROCS moves,
+// on each refusal path: decided in full (an injected draw), tripped on the default source (the
+// short path while tripped) and throttled on the default source (go-zero's policy, which never
+// trips: the draw, the count and the Drop in one pinned section).
 func TestRefusalCountExactAcrossGOMAXPROCS(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	b, err := New(WithRand(func() float64 { return 0 }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 50; i++ { // fail it until it refuses every call (the draw is always 0)
-		if p, err := b.Allow(); err == nil {
-			p.Fail()
-		}
-	}
-	base := b.Snapshot().Refused
-	stop := procs.Flip()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	refused := int64(0)
-	for g := 0; g < 32; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n := int64(0)
-			for i := 0; i < 2000; i++ {
-				if p, err := b.Allow(); err != nil {
-					n++
-				} else {
+	for _, c := range []struct {
+		name string
+		opts []Option
+	}{
+		{"decided", []Option{WithRand(func() float64 { return 0 })}},
+		{"tripped", nil},
+		{"throttled", []Option{WithPolicy(GoZeroPolicy())}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runtime.GOMAXPROCS(1)
+			var at atomic.Int64 // a clock that moves 100 µs a reading, so the cached ratio refreshes
+			tick := func() int64 { return at.Add(int64(100 * time.Microsecond)) }
+			b, err := New(append([]Option{WithClock(tick)}, c.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 500; i++ { // fail it until it refuses
+				if p, err := b.Allow(); err == nil {
 					p.Fail()
 				}
 			}
-			mu.Lock()
-			refused += n
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	stop()
-	if got := b.Snapshot().Refused - base; got != refused {
-		t.Fatalf("Refused counted %d, callers saw %d refusals", got, refused)
+			base := b.Snapshot().Refused
+			stop := procs.Flip()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			refused := int64(0)
+			for g := 0; g < 32; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					n := int64(0)
+					for i := 0; i < 2000; i++ {
+						if p, err := b.Allow(); err != nil {
+							n++
+						} else {
+							p.Fail()
+						}
+					}
+					mu.Lock()
+					refused += n
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			stop()
+			if refused == 0 {
+				t.Fatal("no call refused: the refusal path was not run")
+			}
+			if got := b.Snapshot().Refused - base; got != refused {
+				t.Fatalf("Refused counted %d, callers saw %d refusals", got, refused)
+			}
+			if got := int64(b.Counts().Refused) - base; got != refused {
+				t.Fatalf("Counts().Refused counted %d, callers saw %d refusals", got, refused)
+			}
+		})
 	}
 }
 
