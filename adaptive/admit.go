@@ -83,8 +83,7 @@ type partitionSettler Partition
 
 func (s *partitionSettler) Settle(a, b int64, o ward.Outcome) {
 	p := (*Partition)(s)
-	pl := PartitionLease{lease(p.set.l, a, b)}
-	pl.lease.part = p
+	pl := PartitionLease{lease(p.set.l, a, b), p}
 	contract.Settle(o, pl.Pass, pl.Fail, pl.Ignore)
 }
 

@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -41,6 +42,12 @@ type credits struct {
 	central atomic.Int64 // may be negative: the debt a lowered limit left
 	batch   atomic.Int64 // credits an empty pool takes from the central pool at once; a pool keeps at most 2×batch
 	dry     atomic.Int64 // bit 0: every pool was found empty; above it, a version raised by each pool that fills
+
+	// gate is what a release compares its pool's count with (put): its low 32 bits are 2×batch−1
+	// (clamped to 32 bits) while the central pool holds no debt and no Queue is attached, else 0,
+	// which sends every release to gave; the high 32 bits are a version, raised by every change
+	// (tune).
+	gate atomic.Uint64
 
 	// The *Queue whose waiters, and those of the Queues linked to it, every release wakes
 	// (queue.go): written only when a Queue is made, read by every settle on this line, which give
@@ -195,6 +202,31 @@ func (l *Limiter) gave(w *int64, n int64) {
 	}
 	l.repay(w)
 	l.freed() // a Queue's waiter takes the credit (queue.go)
+	if uint32(l.gate.Load()) == 0 {
+		l.tune() // the debt may be paid: open the gate again
+	}
+}
+
+// tune sets the gate from the state it reads: closed (0) while the central pool is in debt or a
+// Queue is attached, else 2×batch−1. It reads the gate before the state and writes it by a
+// compare-and-set that raises its version, so a tune that read a state since changed fails
+// rather than write it; it reports whether the gate holds what it read. A change of the state
+// (setLimit, NewQueue) is followed by a tune that loops until it succeeds.
+//
+// Why a release that finds the gate open may skip the debt: setLimit makes the debt, then closes
+// the gate, then sweeps the pools. A release that adds its credit and then finds the gate open
+// read it before the close (its credit is in the pool before the sweep reads it), or after a
+// tune that found the debt paid.
+func (l *Limiter) tune() bool {
+	g := l.gate.Load()
+	var open uint64
+	if l.central.Load() >= 0 && atomic.LoadPointer(&l.queues) == nil {
+		open = uint64(min(2*l.batch.Load()-1, math.MaxUint32))
+	}
+	if open == uint64(uint32(g)) {
+		return true
+	}
+	return l.gate.CompareAndSwap(g, (g>>32+1)<<32|open)
 }
 
 // repay sweeps the pool w into the central pool if the central one is in debt. Called after a
@@ -214,6 +246,8 @@ func (l *Limiter) setLimit(limit int64) {
 	old := l.limit.Swap(limit)
 	l.batch.Store(max(limit/int64(4*l.pools.Rows()), 1))
 	l.central.Add(limit - old)
+	for !l.tune() {
+	}
 	if limit >= old {
 		return
 	}

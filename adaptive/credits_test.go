@@ -213,3 +213,58 @@ func TestRefusalSeesParkedCredits(t *testing.T) {
 		t.Fatalf("InFlight = %d after settling all, want 0", got)
 	}
 }
+
+// TestGate: a settle skips gave on one load while the gate is open; the gate closes while a
+// lowered limit's debt is unpaid (so that every settle pays it) and while a Queue is attached
+// (so that every settle wakes its waiters), opens again with the debt paid, and follows the
+// batch as the limit moves.
+func TestGate(t *testing.T) {
+	l, _ := New(mustFixed(64))
+	open := func() uint64 { return uint64(2*l.batch.Load() - 1) }
+	gate := func() uint64 { return uint64(uint32(l.gate.Load())) }
+	if gate() != open() || gate() == 0 {
+		t.Fatalf("new limiter: gate %d, want %d", gate(), open())
+	}
+	held := make([]Lease, 0, 64)
+	for {
+		lease, ok := l.Acquire()
+		if !ok {
+			break
+		}
+		held = append(held, lease)
+	}
+	l.setLimit(10) // 64 in flight: a debt of 54
+	for i := 0; i < 54; i++ {
+		if gate() != 0 {
+			t.Fatalf("debt of %d: gate %d, want closed", 54-i, gate())
+		}
+		if l.gated(2) != true {
+			t.Fatalf("debt of %d: a settle would not pay it", 54-i)
+		}
+		held[i].Pass()
+	}
+	if l.central.Load() < 0 || gate() != open() {
+		t.Fatalf("debt paid (central %d): gate %d, want %d", l.central.Load(), gate(), open())
+	}
+	v := l.gate.Load() >> 32
+	l.setLimit(1 << 20) // a raise: the batch grows, and the gate with it
+	if gate() != open() || l.gate.Load()>>32 == v {
+		t.Fatalf("raised: gate %d (version %d → %d), want %d and a new version", gate(), v, l.gate.Load()>>32, open())
+	}
+	if l.gated(2) || !l.gated(1) || !l.gated(int64(open())+2) {
+		t.Fatal("open gate: a settle that neither filled nor overfilled its pool would call gave")
+	}
+	if _, err := NewQueue(l); err != nil {
+		t.Fatal(err)
+	}
+	for i := 54; i < 64; i++ {
+		held[i].Pass()
+		if gate() != 0 {
+			t.Fatalf("Queue attached: gate %d after a settle, want closed", gate())
+		}
+	}
+	l.setLimit(1 << 21)
+	if gate() != 0 {
+		t.Fatalf("Queue attached, limit raised: gate %d, want closed", gate())
+	}
+}

@@ -209,36 +209,73 @@ func (l *Limiter) Now() int64 { return l.clock() }
 // The zero Lease is settled already.
 type Lease struct {
 	lim   *Limiter
-	start int64      // clock reading at acquire, for a timed call
-	probe int64      // a timed call's in-flight reading << 1 | 1 (the reading 0 when not taken); 0 untimed
-	part  *Partition // the partition of a PartitionLease's call; nil for the Limiter's own
+	start int64 // clock reading at acquire, for a timed call
+	probe int64 // a timed call's in-flight reading << 1 | 1 (the reading 0 when not taken); 0 untimed
 }
 
 // Acquire admits a call if fewer than the limit are in flight: it takes a credit from its P's
 // pool, else from the central pool or another P's. It never blocks and never reads the clock on a
 // refusal.
-func (l *Limiter) Acquire() (Lease, bool) { return l.take(nil) }
-
-// take is Acquire. When p is not nil it is a call of that partition (Partition.Acquire): it is
-// refused as a borrower while another partition is hungry, counted, admitted or refused, in the
-// calling P's row of p's counts in the same pinned section, and it may start or end p's hunger.
-func (l *Limiter) take(p *Partition) (Lease, bool) {
-	if p != nil && p.set.hungry.Load() != 0 && p.borrows() {
-		return Lease{}, false
-	}
+func (l *Limiter) Acquire() (Lease, bool) {
 	r := l.pools.Current()
 	if r == nil {
 		panic("adaptive: Limiter used without New")
 	}
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
+	row := r.Row(stripe.PinRow(r))
+	t, ok := grab(row)
+	if !ok {
+		return l.takeRest(row, nil, nil)
+	}
+	stripe.Unpin()
+	return l.lease(t), true
+}
+
+// take is Partition.Acquire, a call of partition p: it is refused as a borrower while another
+// partition is hungry, counted, admitted or refused, in the calling P's row of p's counts in the
+// same pinned section, and it may start or end p's hunger.
+func (l *Limiter) take(p *Partition) (Lease, bool) {
+	if p.set.hungry.Load() != 0 && p.borrows() {
+		return Lease{}, false
+	}
+	r := l.pools.Current()
+	// Pinned from here to Unpin, as in Acquire.
 	row, xrow := rowsOf(r, p, stripe.PinRow(r))
+	t, ok := grab(row)
+	if !ok {
+		return l.takeRest(row, xrow, p)
+	}
+	tally.AddRow(xrow, tally.Admitted)
+	stripe.Unpin()
+	return l.lease(t), true
+}
+
+// grab takes a credit from the pool of row, the row of the P the caller is pinned to, and counts
+// the admission there: t is the row's count of admissions. It reports false, and does nothing,
+// when row is nil (GOMAXPROCS grew past the rows) or its pool has no credit it could take.
+func grab(row unsafe.Pointer) (t int64, ok bool) {
+	if row == nil {
+		return 0, false
+	}
+	w := (*int64)(row)
+	if n := atomic.LoadInt64(w); n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1) {
+		return 0, false
+	}
+	return tick(row), true
+}
+
+// takeRest finishes an admission (of partition p when not nil) that grab could not make. It is
+// entered pinned, with the P's rows of l.pools and of p's counts as rowsOf returns them, and it
+// unpins: it grows the rows if the P has none, and takes a credit from the central pool or another
+// P's, or refuses.
+func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool) {
 	if row == nil {
 		stripe.Unpin()
 		row, xrow = l.pinGrown(p)
 	}
-	w := (*int64)(row)
-	if n := atomic.LoadInt64(w); n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1) {
-		if l.refusable() || !l.takeSlow(w) {
+	t, ok := grab(row) // the P may be another after a growth, its pool not empty
+	if !ok {
+		if l.refusable() || !l.takeSlow((*int64)(row)) {
 			tally.AddRow(row, wRefused)
 			if xrow != nil {
 				tally.AddRow(xrow, tally.Refused)
@@ -249,26 +286,31 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 			}
 			return Lease{}, false
 		}
+		t = tick(row)
 	}
-	t := tick(row)
 	if xrow != nil {
 		tally.AddRow(xrow, tally.Admitted)
 	}
 	stripe.Unpin()
-	if t&l.mask != 0 { // not one of the timed calls: no clock read
-		return Lease{lim: l, part: p}, true
-	}
-	return l.timedLease(t, p), true
+	return l.lease(t), true
 }
 
-// timedLease is the lease of the t-th call admitted on its P, one of those timed (of partition p
-// when not nil).
-func (l *Limiter) timedLease(t int64, p *Partition) Lease {
+// lease is the lease of the t-th call admitted on its P: timed when it is one of the calls
+// sampled.
+func (l *Limiter) lease(t int64) Lease {
+	if t&l.mask != 0 { // not one of the timed calls: no clock read
+		return Lease{lim: l}
+	}
+	return l.timedLease(t)
+}
+
+// timedLease is the lease of the t-th call admitted on its P, one of those timed.
+func (l *Limiter) timedLease(t int64) Lease {
 	var n int64
 	if l.mask == 0 || t&(inFlightEvery*(l.mask+1)-1) == 0 {
 		n = l.inFlightNow()
 	}
-	return Lease{lim: l, start: l.clock(), probe: n<<1 | 1, part: p}
+	return Lease{lim: l, start: l.clock(), probe: n<<1 | 1}
 }
 
 // inFlightEvery: with sampling, one timed call in inFlightEvery also counts the calls in flight,
@@ -294,21 +336,70 @@ func (ls *Lease) settle(o uintptr) {
 	}
 }
 
-// release settles ls, a call settled as o (its caller cleared it): gives its credit back, counts
-// the settle in the calling P's row (and in the row of its partition's counts, for a call of a
-// partition), and, for a timed call that is not an Ignore or for a failure, records its sample.
-// The response time, the counts and the credit are written in one pinned section, the counts
+// release settles ls, a call of the Limiter's own settled as o (its caller cleared it): gives
+// its credit back and counts the settle in the calling P's row. A timed call and a failure go to
+// sample; the others (all but one call in DefaultSampleEvery, by default) are written here, in
+// one pinned section.
+func (l *Limiter) release(o uintptr, ls *Lease) {
+	if ls.probe != 0 || o == wFailed {
+		pl := PartitionLease{lease: *ls} // of no partition
+		l.sample(o, &pl)
+		return
+	}
+	r := l.pools.Current()
+	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist
+	// (a zero Limiter has no lease to settle; its nil rows would fault in PinRow, before the pin).
+	row := r.Row(stripe.PinRow(r))
+	if row == nil {
+		stripe.Unpin()
+		row, _ = l.pinGrown(nil)
+	}
+	tally.AddRow(row, o)
+	if w, n := giveBack(row); l.gated(n) {
+		l.gave(w, n)
+	}
+}
+
+// settlePart is release for pl, a call of a partition (the caller found it unsettled): it clears
+// it and counts the settle in the partition's row too, in the same pinned section, the count
 // before the credit (a call racing for the credit never finds the settled call still in its
 // partition's count).
-func (l *Limiter) release(o uintptr, ls *Lease) {
-	p := ls.part
+func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
+	if pl.lease.probe != 0 || o == wFailed {
+		l.sample(o, pl)
+		return
+	}
+	pl.lease.lim = nil
+	p := pl.part
+	r := l.pools.Current()
+	// Pinned from here to Unpin, as in release.
+	row, xrow := rowsOf(r, p, stripe.PinRow(r))
+	if row == nil {
+		stripe.Unpin()
+		row, xrow = l.pinGrown(p)
+	}
+	tally.AddRow(row, o)
+	tally.AddRow(xrow, o-wCounts)
+	if w, n := giveBack(row); l.gated(n) {
+		l.gave(w, n)
+	}
+	p.settled()
+}
+
+// sample settles pl, an unsettled call of l settled as o, and clears it: release and settlePart
+// for a timed call and a failure (pl.part is nil for a call of the Limiter's own). It also counts the settle in the row of the partition's counts, and, for a timed call
+// that is not an Ignore or for a failure, records its sample. The response time, the counts and
+// the credit are written in one pinned section, the counts before the credit (a call racing for
+// the credit never finds the settled call still in its partition's count).
+func (l *Limiter) sample(o uintptr, pl *PartitionLease) {
+	ls, p := &pl.lease, pl.part
+	ls.lim = nil
 	now, rtt := int64(0), int64(-1)
 	if ls.probe != 0 && o != wIgnored || o == wFailed {
 		now, rtt = l.before(ls, o)
 	}
-	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist (a zero
-	// Limiter has no lease to settle; its nil rows would fault in PinRow, before the pin).
 	r := l.pools.Current()
+	// Pinned from here to Unpin, as in release.
 	row, xrow := rowsOf(r, p, stripe.PinRow(r))
 	if row == nil {
 		stripe.Unpin()
@@ -321,19 +412,31 @@ func (l *Limiter) release(o uintptr, ls *Lease) {
 	if xrow != nil {
 		tally.AddRow(xrow, o-wCounts)
 	}
-	w := (*int64)(row)
-	n := atomic.AddInt64(w, 1)
-	stripe.Unpin()
-	// n is 1 (the pool filled from empty) or over 2×batch (overfull; batch >= 1): one compare.
-	if uint64(n-2) >= uint64(2*l.batch.Load()-1) || l.central.Load() < 0 || atomic.LoadPointer(&l.queues) != nil {
+	if w, n := giveBack(row); l.gated(n) {
 		l.gave(w, n)
 	}
-	if p != nil && p.hungry.Load() != 0 && p.inFlight() == 0 {
-		p.sate() // hunger ends when the partition's calls in flight fall to zero
+	if p != nil {
+		p.settled()
 	}
 	if rtt >= 0 && l.w.due(now, l.end.Load()) {
 		l.close(now)
 	}
+}
+
+// giveBack gives a settled call's credit back to the pool of row, the row of the P the caller is
+// pinned to, and unpins; it returns the pool's word and the credits it holds after the give.
+func giveBack(row unsafe.Pointer) (w *int64, n int64) {
+	w = (*int64)(row)
+	n = atomic.AddInt64(w, 1)
+	stripe.Unpin()
+	return w, n
+}
+
+// gated reports whether a settle whose credit brought its P's pool to n credits needs gave: only a
+// pool that filled from empty or is overfull, a debt and an attached Queue do, which the gate
+// says in one load (n is 1, or over 2×batch, or the gate is closed).
+func (l *Limiter) gated(n int64) bool {
+	return uint64(n-2) >= uint64(uint32(l.gate.Load()))
 }
 
 // before is the part of a settle that is a sample (see release) that comes before its credit is

@@ -151,17 +151,26 @@ func (p *Partition) guarantee(limit int64) int64 {
 // a [Lease] (which it settles). Settling the same variable twice is a no-op; the zero
 // PartitionLease, and one returned with a refusal, are settled already.
 type PartitionLease struct {
-	lease Lease // its part is the partition
+	lease Lease
+	part  *Partition
 }
 
 // Pass settles a call that succeeded: its response time is a sample.
-func (pl *PartitionLease) Pass() { pl.lease.settle(wPassed) }
+func (pl *PartitionLease) Pass() { pl.settle(wPassed) }
 
 // Fail settles a call that timed out or met an overload answer: a sample marked dropped.
-func (pl *PartitionLease) Fail() { pl.lease.settle(wFailed) }
+func (pl *PartitionLease) Fail() { pl.settle(wFailed) }
 
 // Ignore frees the slot without a sample.
-func (pl *PartitionLease) Ignore() { pl.lease.settle(wIgnored) }
+func (pl *PartitionLease) Ignore() { pl.settle(wIgnored) }
+
+// settle settles the call as o (wPassed, wFailed or wIgnored), as Lease.settle does (settlePart
+// clears the lease).
+func (pl *PartitionLease) settle(o uintptr) {
+	if l := pl.lease.lim; l != nil {
+		l.settlePart(o, pl)
+	}
+}
 
 // Acquire admits a call of this partition if the Limiter has a slot, unless the call would
 // borrow (this partition is at or beyond its guarantee) while another partition is hungry. It
@@ -169,7 +178,7 @@ func (pl *PartitionLease) Ignore() { pl.lease.settle(wIgnored) }
 // Limiter's Refused.
 func (p *Partition) Acquire() (PartitionLease, bool) {
 	lease, ok := p.set.l.take(p)
-	return PartitionLease{lease}, ok
+	return PartitionLease{lease, p}, ok
 }
 
 // borrows reports whether a call of p, taken while some partition is hungry, is a borrower (p is
@@ -196,6 +205,21 @@ func (p *Partition) refused() {
 	}
 	if g := p.guarantee(p.set.l.limit.Load()); g > 0 && p.inFlight()+1 <= g {
 		p.starve()
+	}
+}
+
+// settled is told after a call of p settled: hunger ends when the partition's calls in flight
+// fall to zero. Small enough to inline: a settle while no partition is hungry loads one word.
+func (p *Partition) settled() {
+	if p.hungry.Load() != 0 {
+		p.sateIdle()
+	}
+}
+
+// sateIdle ends the partition's hunger if none of its calls is in flight.
+func (p *Partition) sateIdle() {
+	if p.inFlight() == 0 {
+		p.sate()
 	}
 }
 
