@@ -108,6 +108,7 @@ type slot struct {
 	born   int64
 	rested int64
 	loan   int
+	handed *waiter // the waiter last handed this slot, under the pool's lock: see handTo
 	_      [stripe.CacheLine]byte
 }
 
@@ -159,6 +160,8 @@ type base struct {
 	// the timer nil when every decision reads the clock.
 	gran  time.Duration
 	timer *time.Timer
+	// The waiters not in use, a stack linked by their spare fields, under the pool's lock.
+	spares *waiter
 }
 
 // Pool is a concurrent pool of resources of type T, made by an open function and closed by a
@@ -181,8 +184,6 @@ type Pool[T comparable] struct {
 	close       func(T)
 	roll        func() float64
 	dialTimeout time.Duration
-
-	waiters sync.Pool // *waiter, for reuse: see waiter
 
 	mu      sync.Mutex
 	g       guard
@@ -582,15 +583,45 @@ type grant struct {
 	err  error
 }
 
-// waiter is one Acquire waiting its turn. A waiter is reused by the pool's later waits (its
-// channel is empty and it is out of the queue whenever it goes back to p.waiters), so a wait
-// allocates nothing once the pool has had as many waiting at once, until a garbage collection
-// drops the spares (sync.Pool's policy), which are then made again.
+// waiter is one Acquire waiting its turn. A waiter is reused by the pool's later waits once it
+// is out of the queue and its channel is empty for good, so a wait allocates nothing once the
+// pool has had as many waiting at once. Waiters are recycled under the pool's lock, with no
+// atomic operation of their own: one that leaves the queue without a grant, or is refused, goes
+// back to the spares at once; one handed a slot (to lend or to make) stays with the slot
+// (slot.handed) until the slot is handed again, by which time the loan or the make it carried
+// has ended, so its owner has long received the grant and no longer reads the waiter.
 type waiter struct {
 	ch         chan grant
 	prev, next *waiter
 	queued     bool
-	grant      grant // what keep handed it, to be sent on ch outside the lock
+	grant      grant   // what keep handed it, to be sent on ch outside the lock
+	spare      *waiter // among the spares: the next one
+}
+
+// spareWaiter returns a waiter not in use: a spare, else a new one. Under the pool's lock.
+func (b *base) spareWaiter() *waiter {
+	w := b.spares
+	if w == nil {
+		return &waiter{ch: make(chan grant, 1)}
+	}
+	b.spares, w.spare = w.spare, nil
+	return w
+}
+
+// keepWaiter makes w, out of the queue and its channel empty for good, a spare. Under the pool's
+// lock.
+func (b *base) keepWaiter(w *waiter) {
+	w.spare, b.spares = b.spares, w
+}
+
+// handTo records that slot i is handed to waiter w, and makes a spare of the waiter it was
+// handed to before (see waiter). Under the pool's lock.
+func (b *base) handTo(i uint32, w *waiter) {
+	s := &b.slots[i]
+	if old := s.handed; old != nil {
+		b.keepWaiter(old)
+	}
+	s.handed = w
 }
 
 func (p *Pool[T]) enqueue(w *waiter) {
@@ -627,22 +658,25 @@ func (p *Pool[T]) give(g grant) {
 }
 
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
-	// The pool's own waiters are reused, never another pool's: a pool's waits stay within the
-	// testing/synctest bubble the pool is used in.
-	w, _ := p.waiters.Get().(*waiter)
-	if w == nil {
-		w = &waiter{ch: make(chan grant, 1)}
-	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		p.waiters.Put(w)
 		return Loan[T]{}, ErrClosed
 	}
+	// The pool's own waiters are reused, never another pool's: a pool's waits stay within the
+	// testing/synctest bubble the pool is used in.
+	w := p.b.spareWaiter()
 	p.enqueue(w)
-	out := p.serve(unread, nil)
-	p.mu.Unlock()
-	p.closeAll(out)
+	if p.head != w {
+		// Callers waited before this one: the pool served what it could when they came, and
+		// serves every change since (a Release that turns a resource idle rechecks the gate
+		// after it, see giveBack), so nothing idle or room to make is left for this one yet.
+		p.mu.Unlock()
+	} else {
+		out := p.serve(unread, nil)
+		p.mu.Unlock()
+		p.closeAll(out)
+	}
 	var g grant
 	if done := ctx.Done(); done == nil { // a context that never ends: a plain receive
 		g = <-w.ch
@@ -653,29 +687,39 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 			p.mu.Lock()
 			if w.queued {
 				p.dequeue(w)
+				p.b.keepWaiter(w) // never served: its channel stays empty
 				p.mu.Unlock()
-				p.waiters.Put(w)
 				p.b.counts.Add(tally.Abandoned)
 				return Loan[T]{}, ctx.Err()
 			}
 			p.mu.Unlock()
-			p.abandon(<-w.ch) // served while giving up: undo it
-			p.waiters.Put(w)
+			if g = <-w.ch; g.err != nil { // served while giving up
+				p.unwait(w)
+			} else {
+				p.abandon(g) // undo it; w stays with the slot
+			}
 			p.b.counts.Add(tally.Abandoned)
 			return Loan[T]{}, ctx.Err()
 		}
 	}
-	p.waiters.Put(w) // out of the queue, its channel empty
 	if g.err != nil {
+		p.unwait(w)
 		if g.err != ErrClosed {
 			p.b.counts.Add(tally.Refused)
 		}
 		return Loan[T]{}, g.err
 	}
-	if !g.make {
+	if !g.make { // w stays with the slot
 		return p.loan(g.i, g.w), nil
 	}
 	return p.make(ctx, g.i)
+}
+
+// unwait makes a spare of w, refused and its refusal received.
+func (p *Pool[T]) unwait(w *waiter) {
+	p.mu.Lock()
+	p.b.keepWaiter(w)
+	p.mu.Unlock()
 }
 
 // abandon undoes g, served to a caller that gave up.
@@ -863,6 +907,7 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 			s.loan = loan
 			w := s.lend()
 			p.b.unreserve()
+			p.b.handTo(i, p.head)
 			p.give(grant{i: i, w: w})
 			continue
 		}
@@ -887,6 +932,7 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 		s.loan = loan
 		s.word.Store(s.word.Load()&^stMask | stMaking)
 		p.live++
+		p.b.handTo(i, p.head)
 		p.give(grant{i: i, make: true})
 	}
 	return out
@@ -912,6 +958,7 @@ func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waite
 			s.loan = loan
 			to = p.head
 			p.dequeue(to)
+			p.b.handTo(i, to)
 			to.grant = grant{i: i, w: s.lend()}
 			return out, to
 		}
@@ -1054,6 +1101,7 @@ func (p *Pool[T]) Close() {
 	}
 	p.closed = true
 	p.b.h.gate.Add(closedBit)
+	p.b.spares = nil // no wait is made from here on: the spares go
 	out := p.drainIfClosed(nil)
 	p.refuseAll(ErrClosed)
 	p.mu.Unlock()

@@ -211,7 +211,8 @@ func TestPoolAcquireReleaseAllocs(t *testing.T) {
 }
 
 // A caller that waits its turn and is handed a resource allocates nothing once the pool has had
-// as many waiting at once, with a context that can end and with one that cannot.
+// as many waiting at once, with a context that can end and with one that cannot, garbage
+// collections between included.
 func TestPoolWaitAllocs(t *testing.T) {
 	c := &counts{}
 	p := newPool(t, c, limits(1, 1, 0, 0))
@@ -242,6 +243,13 @@ func TestPoolWaitAllocs(t *testing.T) {
 		wait() // the pool's first waiter is made here
 		if n := testing.AllocsPerRun(1000, wait); n != 0 {
 			t.Errorf("a wait served by a Release allocates %v times, want 0", n)
+		}
+		if n := testing.AllocsPerRun(3, func() {
+			runtime.GC()
+			runtime.GC() // what a cache cleared at collections (sync.Pool's victim too) would lose
+			wait()
+		}); n != 0 {
+			t.Errorf("a wait after garbage collections allocates %v times, want 0", n)
 		}
 		close(kick)
 		held.Release()
