@@ -76,8 +76,9 @@ func matches(c, fp uint64) uint64 { return zeros(c ^ fp*bytes1) }
 // empties returns the high bit of every empty slot of control word c.
 func empties(c uint64) uint64 { return ^c & slotHighs }
 
-// tomb marks a deleted slot: probes go past it, inserts leave it to the next rebuild.
-var tomb = new(entry)
+// tomb marks a deleted slot: probes go past it, inserts leave it to the next rebuild. Its key is
+// longer than any key the table stores, so no lookup matches it.
+var tomb = &entry{key: string(make([]byte, MaxKeyLen+1))}
 
 // noIndex is the index of a shard with no keys: one empty group, so a lookup finds nothing
 // without a branch of its own. New puts it in every head.
@@ -94,11 +95,39 @@ func groupAt(base *group, i uint64) *group {
 	return (*group)(unsafe.Add(unsafe.Pointer(base), i*uint64(unsafe.Sizeof(*base))))
 }
 
-// find returns the entry stored as key (the key itself, or its digest when long) with hash h in
-// the index at base (at least one group: noIndex when the shard has none), or nil. It takes no lock and makes no call: a key whose hash matches is
-// compared a word at a time (up to four words that may overlap up to 32 bytes, a loop beyond).
-func find(base *group, mask uint64, key string, h uint64) *entry {
+// find returns the hash of key (at most MaxKeyLen bytes: a key as the table stores it) under k's
+// keys and the entry stored as key in the index heads publish, or nil. It hashes the key and
+// probes its shard's index in one function that takes no lock and makes no call, and compares a
+// candidate's key with the words it hashed: a key of up to 32 bytes is read once, in at most four
+// words that may overlap; a longer one is compared a word at a time.
+//
+// The hash takes the key 16 bytes at a time, each pair of words multiplied into 128 bits and
+// folded (the wyhash construction), under the three keys drawn when the table was built, so that
+// no input zeroes a product, and no collision can be aimed at, without them. A key is compared in
+// full wherever its hash matches: the hash only places it.
+func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 	n := len(key)
+	var lo, hi uint64 // the words of key the hash reads last, which the compare reuses
+	acc := k.k[0]
+	switch {
+	case n > 32: // the last 16 bytes make the final words, what comes before is folded into acc
+		for i := 0; i < n-16; i += 16 {
+			acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
+		}
+		lo, hi = word(key, n-16), word(key, n-8)
+	case n > 16: // the loop above, run once; with lo and hi, all n bytes
+		acc = fold(word(key, 0)^k.k[1], word(key, 8)^acc)
+		lo, hi = word(key, n-16), word(key, n-8)
+	case n >= 8:
+		lo, hi = word(key, 0), word(key, n-8)
+	case n >= 4:
+		lo, hi = half(key, 0), half(key, n-4)
+	case n > 0:
+		lo = uint64(key[0])<<16 | uint64(key[n>>1])<<8 | uint64(key[n-1])
+	}
+	h := fold(k.k[2]^uint64(n), fold(lo^k.k[1], hi^acc))
+
+	base, mask := heads[h%shards].view()
 	fp := fingerprint(h)
 	for i := (h >> 8) & mask; ; i = (i + 1) & mask { // the low 8 bits chose the shard
 		g := groupAt(base, i)
@@ -112,48 +141,37 @@ func find(base *group, mask uint64, key string, h uint64) *entry {
 			}
 			switch {
 			case n > 32:
-				for j := 0; j < n-8; j += 8 {
+				for j := 0; j < n-16; j += 8 {
 					if word(s, j) != word(key, j) {
 						continue slots
 					}
 				}
-				if word(s, n-8) != word(key, n-8) {
+				if word(s, n-16) != lo || word(s, n-8) != hi {
 					continue
 				}
-			case n > 16: // words at 0, 8, n-16 and n-8 cover all n bytes
-				if word(s, 0) != word(key, 0) || word(s, n-8) != word(key, n-8) ||
-					word(s, 8) != word(key, 8) || word(s, n-16) != word(key, n-16) {
+			case n > 16:
+				if word(s, n-16) != lo || word(s, n-8) != hi || word(s, 0) != word(key, 0) || word(s, 8) != word(key, 8) {
 					continue
 				}
 			case n >= 8:
-				if word(s, 0) != word(key, 0) || word(s, n-8) != word(key, n-8) {
+				if word(s, 0) != lo || word(s, n-8) != hi {
 					continue
 				}
 			case n >= 4:
-				if half(s, 0) != half(key, 0) || half(s, n-4) != half(key, n-4) {
+				if half(s, 0) != lo || half(s, n-4) != hi {
 					continue
 				}
 			case n > 0:
-				if s[0] != key[0] || s[n>>1] != key[n>>1] || s[n-1] != key[n-1] {
+				if uint64(s[0])<<16|uint64(s[n>>1])<<8|uint64(s[n-1]) != lo {
 					continue
 				}
 			}
-			if e != tomb { // the tombstone's hash and key are zero: checked last, as rarely met
-				return e
-			}
+			return e, h
 		}
 		if empties(c) != 0 {
-			return nil
+			return nil, h
 		}
 	}
-}
-
-// locked finds key under the shard's lock, which the caller holds.
-func (t *table) locked(key string, h uint64) *entry {
-	if len(t.groups) == 0 {
-		return nil
-	}
-	return find(&t.groups[0], uint64(len(t.groups)-1), key, h)
 }
 
 // place stores e in the first empty slot of its probe sequence in a: the pointer, then its

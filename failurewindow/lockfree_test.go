@@ -116,7 +116,8 @@ func TestViewIsOnePublication(t *testing.T) {
 	w.RecordAt("a", 0)
 	w.RecordAt("a", 0)
 	var buf [16]byte
-	key, h := w.storedForm("a", &buf)
+	key := w.form("a", &buf)
+	h := hashOf(&w.keying, key)
 	s := &w.shards[h%shards]
 	old, oldMask := s.head.view()
 	if old != &s.groups[0] || oldMask != uint64(len(s.groups)-1) {
@@ -130,8 +131,8 @@ func TestViewIsOnePublication(t *testing.T) {
 	if base == old || base != &s.groups[0] || mask != uint64(len(s.groups)-1) || mask == oldMask {
 		t.Fatalf("after the rebuild: view %p/%d, groups %p/%d, old %p/%d", base, mask, &s.groups[0], len(s.groups)-1, old, oldMask)
 	}
-	e := find(base, mask, key, h)
-	if e == nil || find(old, oldMask, key, h) != e {
+	e, _ := findAt(&w.keying, base, mask, key)
+	if old, _ := findAt(&w.keying, old, oldMask, key); e == nil || old != e {
 		t.Fatal("the old array and the new one do not hold the same entry")
 	}
 	if got, gotWait := w.AdmitAt("a", 10); got != want || gotWait != wantWait || got {
@@ -140,7 +141,10 @@ func TestViewIsOnePublication(t *testing.T) {
 	s.mu.Lock()
 	s.publish(nil)
 	s.mu.Unlock()
-	if base, mask := s.head.view(); base != noIndex.base || mask != 0 || find(base, mask, key, h) != nil {
+	if e, _ = w.find(&w.heads, key); e != nil {
+		t.Fatalf("no index: found %v", e)
+	}
+	if base, mask := s.head.view(); base != noIndex.base || mask != 0 {
 		t.Fatalf("no index: view %p/%d, want the empty group %p/0 where nothing is found", base, mask, noIndex.base)
 	}
 }

@@ -8,20 +8,39 @@ import (
 	"time"
 )
 
+// findAt is find over the index at base with mask, published as every shard's: the shard a
+// key's hash names holds it, whichever it is.
+func findAt(k *keying, base *group, mask uint64, key string) (*entry, uint64) {
+	var heads [shards]head
+	ix := &index{base: base, mask: mask}
+	for i := range heads {
+		heads[i].ix.Store(ix)
+	}
+	return k.find(&heads, key)
+}
+
+// hashOf is key's hash under k: find's, over an empty index.
+func hashOf(k *keying, key string) uint64 {
+	_, h := findAt(k, noIndex.base, 0, key)
+	return h
+}
+
 // TestFindComparesEveryByte: among entries that share a hash and a length, find returns the one
-// whose every byte matches the key, for every length up to 40 (the word compare from 8 to 32
-// bytes, == elsewhere), and nil when only keys a byte away are stored.
+// whose every byte matches the key, for every length up to MaxKeyLen (the words of the hash
+// reused up to 32 bytes, a loop beyond), and nil when only keys a byte away are stored, or only
+// keys one byte longer under the hash of the key.
 func TestFindComparesEveryByte(t *testing.T) {
+	k := &keying{k: [3]uint64{0x243f6a8885a308d3, 0x13198a2e03707344, 0xa4093822299f31d0}}
 	rng := rand.New(rand.NewPCG(1, 2))
-	const h = 0x5a5a5a5a5a5a5a00
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= MaxKeyLen; n++ {
 		b := make([]byte, n)
 		for i := range b {
 			b[i] = byte(rng.Uint32())
 		}
 		key := string(b)
+		h := hashOf(k, key)
 		index := func(withKey bool) []group {
-			a := make([]group, 16)
+			a := make([]group, 64)
 			for i := range a {
 				a[i].ctrl.Store(ctrlPad)
 			}
@@ -36,17 +55,49 @@ func TestFindComparesEveryByte(t *testing.T) {
 			return a
 		}
 		a := index(true)
-		if e := find(&a[0], uint64(len(a)-1), key, h); e == nil || e.key != key {
-			t.Fatalf("len %d: find = %v, want the key's entry", n, e)
+		if e, got := findAt(k, &a[0], uint64(len(a)-1), key); e == nil || e.key != key || got != h {
+			t.Fatalf("len %d: find = %v, %#x, want the key's entry and %#x", n, e, got, h)
 		}
 		a = index(false)
-		if e := find(&a[0], uint64(len(a)-1), key, h); e != nil {
+		if e, _ := findAt(k, &a[0], uint64(len(a)-1), key); e != nil {
 			t.Fatalf("len %d: found %q for %q", n, e.key, key)
 		}
 		if n > 0 {
-			if e := find(&a[0], uint64(len(a)-1), key[:n-1], h); e != nil {
+			a := make([]group, 1)
+			a[0].ctrl.Store(ctrlPad)
+			place(a, &entry{key: key, hash: hashOf(k, key[:n-1])})
+			if e, _ := findAt(k, &a[0], 0, key[:n-1]); e != nil {
 				t.Fatalf("len %d: found %q for a shorter key", n, e.key)
 			}
+		}
+	}
+}
+
+// TestFindSkipsTombstones: a deleted key's slot, which probes go past, never matches a key, not
+// even one with the tombstone's hash: the empty key, or MaxKeyLen zero bytes (the tombstone's key
+// is zero bytes, one more), under hash keys that give both the hash 0.
+func TestFindSkipsTombstones(t *testing.T) {
+	k := &keying{k: [3]uint64{1, 0, 3}} // a zero middle key: every product with a zero word is 0
+	for _, key := range []string{"", "a", string(make([]byte, MaxKeyLen))} {
+		h := hashOf(k, key)
+		if (h == tomb.hash) != (key != "a") {
+			t.Fatalf("key of %d bytes: hash %#x, tombstone's %#x", len(key), h, tomb.hash)
+		}
+		a := make([]group, 1)
+		a[0].ctrl.Store(ctrlPad)
+		for range groupSlots - 1 {
+			place(a, &entry{key: key, hash: h})
+		}
+		for k := range groupSlots - 1 {
+			a[0].slot[k].Store(tomb) // deleted, as unplace leaves them
+		}
+		if e, _ := findAt(k, &a[0], 0, key); e != nil {
+			t.Fatalf("key of %d bytes: found a tombstone", len(key))
+		}
+		e := &entry{key: key, hash: h}
+		place(a, e)
+		if got, _ := findAt(k, &a[0], 0, key); got != e {
+			t.Fatalf("key of %d bytes: the entry past the tombstones not found", len(key))
 		}
 	}
 }
@@ -61,17 +112,17 @@ func TestHashEveryByte(t *testing.T) {
 		for i := range b {
 			b[i] = byte(rng.Uint32())
 		}
-		h := k.hash(string(b))
+		h := hashOf(&k, string(b))
 		for i := range b {
 			for bit := 0; bit < 8; bit++ {
 				c := append([]byte(nil), b...)
 				c[i] ^= 1 << bit
-				if k.hash(string(c)) == h {
+				if hashOf(&k, string(c)) == h {
 					t.Fatalf("len %d: flipping bit %d of byte %d keeps the hash", n, bit, i)
 				}
 			}
 		}
-		if k.hash(string(append(b, 0))) == h {
+		if hashOf(&k, string(append(b, 0))) == h {
 			t.Fatalf("len %d: a trailing zero byte keeps the hash", n)
 		}
 	}
@@ -88,7 +139,7 @@ func TestHashSpread(t *testing.T) {
 	var per [shards]int
 	const n = 1 << 16
 	for i := range n {
-		per[w.hash("10.0."+strconv.Itoa(i>>8)+"."+strconv.Itoa(i&255))%shards]++
+		per[hashOf(&w.keying, "10.0."+strconv.Itoa(i>>8)+"."+strconv.Itoa(i&255))%shards]++
 	}
 	for s, c := range per {
 		if c < n/shards*3/4 || c > n/shards*5/4 {

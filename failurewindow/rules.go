@@ -208,39 +208,6 @@ func (k *keying) form(key string, buf *[16]byte) string {
 	return key
 }
 
-// storedForm returns key as the table stores it ([keying.form]) and its hash.
-func (k *keying) storedForm(key string, buf *[16]byte) (string, uint64) {
-	key = k.form(key, buf)
-	return key, k.hash(key)
-}
-
-// hash returns the hash of a key of at most MaxKeyLen bytes: 16 bytes at a time, each pair of
-// words multiplied into 128 bits and folded (the wyhash construction), under the three keys drawn
-// when the table was built, so that no input zeroes a product, and no collision can be aimed at,
-// without them. A key is compared in full wherever its hash matches: the hash only places it.
-func (k *keying) hash(key string) uint64 {
-	n := len(key)
-	var lo, hi uint64
-	acc := k.k[0]
-	switch {
-	case n > 32: // the last 16 bytes make the final words, what comes before is folded into acc
-		for i := 0; i < n-16; i += 16 {
-			acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
-		}
-		lo, hi = word(key, n-16), word(key, n-8)
-	case n > 16: // the loop above, run once
-		acc = fold(word(key, 0)^k.k[1], word(key, 8)^acc)
-		lo, hi = word(key, n-16), word(key, n-8)
-	case n >= 8:
-		lo, hi = word(key, 0), word(key, n-8)
-	case n >= 4:
-		lo, hi = half(key, 0), half(key, n-4)
-	case n > 0:
-		lo = uint64(key[0])<<16 | uint64(key[n>>1])<<8 | uint64(key[n-1])
-	}
-	return fold(k.k[2]^uint64(n), fold(lo^k.k[1], hi^acc))
-}
-
 // fold multiplies a and b into 128 bits and returns the two halves xored.
 func fold(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)

@@ -89,9 +89,9 @@ type Window struct {
 // config is what every call reads and nothing writes after New: a cache line (or more) of its
 // own, apart from the counters Record writes.
 type config struct {
-	rules  // the limit and the window
-	keying // the seeds long keys are digested under
-	clock  func() int64
+	rules                   // the limit and the window
+	keying                  // the seeds long keys are digested under
+	clock  func() int64     // WithClock's clock; nil: ward's (read directly, a call fewer)
 	own    func(error) bool // WithOwnError's predicate; nil: none
 	fail   func(error) bool // WithFailure's predicate; nil: none
 	max    int64            // MaxStoredFailures; lowered only by tests
@@ -204,7 +204,7 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 		return nil, err
 	}
 	w := &Window{config: config{rules: rules{limit: limit, window: int64(window)}, keying: newKeying(),
-		clock: clock.Now, max: MaxStoredFailures, roll: draw.Float64}}
+		max: MaxStoredFailures, roll: draw.Float64}}
 	if err := contract.Apply(ErrInvalid, &w.config, opts); err != nil {
 		return nil, err
 	}
@@ -213,14 +213,19 @@ func New(limit int, window time.Duration, opts ...Option) (*Window, error) {
 		w.shards[i].head = &w.heads[i]
 		w.heads[i].ix.Store(noIndex)
 	}
-	w.lastSweep.Store(w.clock())
+	w.lastSweep.Store(w.Now())
 	return w, nil
 }
 
 // Now returns the instant Admit, Record and Do decide at: nanoseconds of the Window's clock,
 // ward's monotonic clock or the one given [WithClock]. Every …At method's now is an instant of
 // this clock.
-func (w *Window) Now() int64 { return w.clock() }
+func (w *Window) Now() int64 {
+	if w.clock == nil {
+		return clock.Now()
+	}
+	return w.clock()
+}
 
 // Limit returns the failures within the window at which a key is refused.
 func (w *Window) Limit() int { return w.limit }
@@ -261,12 +266,14 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 	if len(key) > MaxKeyLen {
 		return w.admitLong(key, now, clocked)
 	}
-	h := w.hash(key)
-	base, mask := w.heads[h%shards].view()
-	if e := find(base, mask, key, h); e == nil {
+	if e, h := w.find(&w.heads, key); e == nil {
 		ok = true
 	} else {
-		if clocked {
+		switch {
+		case !clocked:
+		case w.clock == nil: // Now, written out: a direct call of ward's clock, inlined
+			now = clock.Now()
+		default:
 			now = w.clock()
 		}
 		seq := e.seq.Load()
@@ -312,7 +319,7 @@ func (w *Window) add(i int) {
 func (w *Window) admitLocked(key string, h uint64, now int64) (ok bool, retryAfter time.Duration) {
 	s := &w.shards[h%shards]
 	s.mu.Lock()
-	e := s.locked(key, h)
+	e, _ := w.find(&w.heads, key) // under the lock: the index as the lock's holders left it
 	if e == nil {
 		s.mu.Unlock()
 		return true, 0
@@ -325,7 +332,7 @@ func (w *Window) admitLocked(key string, h uint64, now int64) (ok bool, retryAft
 }
 
 // Record counts one failure of key now.
-func (w *Window) Record(key string) { w.RecordAt(key, w.clock()) }
+func (w *Window) Record(key string) { w.RecordAt(key, w.Now()) }
 
 // RecordAt counts one failure of key at now, an instant of the Window's clock ([Window.Now]). A
 // now earlier than the key's newest stamp (instants read out of order, or a clock that went
@@ -335,12 +342,13 @@ func (w *Window) Record(key string) { w.RecordAt(key, w.clock()) }
 func (w *Window) RecordAt(key string, now int64) {
 	w.add(tally.Failed)
 	var buf [16]byte
-	key, h := w.storedForm(key, &buf)
+	key = w.form(key, &buf)
+	_, h := w.find(&w.heads, key) // the hash, which names the shard to lock
 	w.maybeSweep(now)
 	if done, _ := w.tryRecord(key, h, now, false); done {
 		return
 	}
-	if !w.evict(w.clock()) { // other keys are judged on the Window's own clock, never on now
+	if !w.evict(w.Now()) { // other keys are judged on the Window's own clock, never on now
 		w.uncounted.Add(1)
 		return
 	}
@@ -399,7 +407,7 @@ func (w *Window) tryRecord(key string, h uint64, now int64, reserved bool) (done
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	room := func() bool { return reserved || w.reserve() }
-	if e := s.locked(key, h); e != nil {
+	if e, _ := w.find(&w.heads, key); e != nil { // under the lock: as the lock's holders left it
 		e.begin()
 		defer e.publish(w.limit)
 		d, at := w.prepare(e, now)
@@ -506,7 +514,7 @@ func (w *Window) maybeSweep(now int64) {
 	if !w.sweepDue(now) {
 		return
 	}
-	own := w.clock()
+	own := w.Now()
 	if own != now && !w.sweepDue(own) {
 		return
 	}
@@ -559,7 +567,7 @@ func (w *Window) sweep(now int64) {
 // Sweep drops every expired stamp and every key left with none, now. Record does this on its own
 // when the table has doubled or a window has passed since the last sweep; call it to reclaim
 // memory at a moment of your choosing.
-func (w *Window) Sweep() { w.sweep(w.clock()) }
+func (w *Window) Sweep() { w.sweep(w.Now()) }
 
 // Len returns how many keys are stored.
 func (w *Window) Len() int {
