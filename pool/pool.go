@@ -122,7 +122,7 @@ func (s *slot) lend() uint64 {
 // freeNext moves the slot to its next generation, free.
 func (s *slot) freeNext() { s.word.Store((s.word.Load()>>2 + 1) << 2) }
 
-// closedBit marks the gate closed; the rest of the gate counts the callers waiting.
+// closedBit marks the gate closed; the rest of the gate is 1 while callers wait, else 0.
 const closedBit = 1 << 62
 
 // hot holds the words every Acquire and Release read, each on cache lines of its own.
@@ -130,7 +130,7 @@ type hot struct {
 	_      [stripe.CacheLine]byte
 	top    atomic.Uint64 // the idle stack: version<<32 | top slot plus one (0: empty)
 	_      [stripe.CacheLine - unsafe.Sizeof(atomic.Uint64{})]byte
-	gate   atomic.Int64 // callers waiting, plus closedBit once closed: 0 is the fast path's go-ahead
+	gate   atomic.Int64 // 1 while callers wait, plus closedBit once closed: 0 is the fast path's go-ahead
 	idleN  atomic.Int64 // idle resources, counted only when Limits.Idle < Size
 	spread atomic.Bool  // the Ps' caches are in use: set at the first collision on top
 	_      [stripe.CacheLine - 2*unsafe.Sizeof(atomic.Int64{}) - unsafe.Sizeof(atomic.Bool{})]byte
@@ -192,6 +192,7 @@ type Pool[T comparable] struct {
 	free    []uint32
 	head    *waiter
 	tail    *waiter
+	waiting int // callers in the queue
 	closed  bool
 	opened  int64
 	failed  int64
@@ -632,7 +633,11 @@ func (p *Pool[T]) enqueue(w *waiter) {
 		p.tail.next = w
 	}
 	p.tail = w
-	p.b.h.gate.Add(1)
+	// The gate moves only when the queue turns non-empty or empty, so a queue that stays long
+	// (callers contending) costs its waits no write to the gate's line.
+	if p.waiting++; p.waiting == 1 {
+		p.b.h.gate.Add(1)
+	}
 }
 
 func (p *Pool[T]) dequeue(w *waiter) {
@@ -647,7 +652,9 @@ func (p *Pool[T]) dequeue(w *waiter) {
 		w.next.prev = w.prev
 	}
 	w.prev, w.next, w.queued = nil, nil, false
-	p.b.h.gate.Add(-1)
+	if p.waiting--; p.waiting == 0 {
+		p.b.h.gate.Add(-1)
+	}
 }
 
 // give hands g to the first waiter.
@@ -948,6 +955,8 @@ func (p *Pool[T]) refuseAll(err error) {
 // the idle set if Limits.Idle leaves room, or out to be closed. Under the lock; a waiter it
 // hands the slot to is out of the queue and returned, for the caller to send its grant
 // (to.ch <- to.grant) once the lock is released, so that waking it is not done under the lock.
+// The slot's word is the one its taking back moved it to (still marked lent, a generation never
+// lent before), which the new loan takes as it is: handing a slot on writes no word.
 func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter) {
 	s := &p.b.slots[i]
 	if p.closed || past(now, s.born, p.b.lim.Life) {
@@ -959,7 +968,7 @@ func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waite
 			to = p.head
 			p.dequeue(to)
 			p.b.handTo(i, to)
-			to.grant = grant{i: i, w: s.lend()}
+			to.grant = grant{i: i, w: s.word.Load()}
 			return out, to
 		}
 		p.refuseAll(ErrRefused)
@@ -1148,7 +1157,7 @@ func (p *Pool[T]) Counts() ward.Counts {
 func (p *Pool[T]) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Stats{Live: p.live, Waiting: int(p.b.h.gate.Load() &^ closedBit), Opened: p.opened, Failed: p.failed, Closed: p.retired}
+	st := Stats{Live: p.live, Waiting: p.waiting, Opened: p.opened, Failed: p.failed, Closed: p.retired}
 	for i := range p.b.slots {
 		switch p.b.slots[i].word.Load() & stMask {
 		case stIdle:
