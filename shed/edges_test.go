@@ -56,47 +56,14 @@ func TestFlightExactAcrossGOMAXPROCS(t *testing.T) {
 // refusals used to decide on the last timed call's clock reading, which never moved once every
 // call was refused: an idle, cool server refused every call for good.
 func TestRefusingShedderCools(t *testing.T) {
-	now, cpu := int64(0), 0
-	s, err := New(WithClock(func() int64 { return now }), WithCPU(func() int { return cpu }), WithSampleEvery(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// the first bucket: 100 passes of 50 ms each, a capacity of 50 calls in flight
-	var ps []Promise
-	for i := 0; i < 100; i++ {
-		p, _ := s.Allow()
-		ps = append(ps, p)
-	}
-	now = 50 * ms
-	for i := range ps {
-		ps[i].Pass()
-	}
-	now = 100 * ms
-	ps = ps[:0]
-	for i := 0; i < 200; i++ { // 200 in flight, held there
-		p, _ := s.Allow()
-		ps = append(ps, p)
-	}
-	for i := 0; i < 20; i++ {
-		ps[i].Fail()
-	}
-	now, cpu = 150*ms, 900
-	refused := 0
-	for i := 0; i < 10; i++ {
-		if _, err := s.Allow(); err != nil {
-			refused++
-		}
-	}
-	if refused == 0 {
-		t.Fatal("setup: hot and 180 in flight over a capacity of 50, yet nothing refused")
-	}
+	s, now, cpu, _ := overloaded(t)
 	// The CPU cools and time moves on, a call every 100 ms; nothing settles, nothing is timed. The
 	// calls inside the cool-down are refused; past it, at most the 7 refusals a P may decide on the
 	// instant a burst ended with (clock.Refusals), then none.
-	cpu = 300
+	*cpu = 300
 	late := 0
 	for at := 149 * ms; at < 10*int64(time.Second); at += 100 * ms {
-		now = at
+		*now = at
 		_, err := s.Allow()
 		cooling := at-150*ms < int64(s.p.Cool)
 		if cooling && err == nil {
