@@ -555,7 +555,7 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.let(now)
 		return Promise{b: b}, nil
 	}
-	read := clock.Count(unsafe.Add(row, wRef*8), now) && b.every != 0
+	read := clock.Count(unsafe.Add(row, wRef*8), now) // refreshing on a clock (every > 0): see allow
 	var fresh int64
 	if read && b.clock == nil {
 		// ward's clock, which cannot panic, read in the pin: when time has not moved, the Drop
@@ -580,7 +580,8 @@ func (b *Breaker) Allow() (Promise, error) {
 
 // allow is Allow past its short paths, deciding at the reading now: it reports done with the
 // call's answer, or not done with the instant and the cached ratio's bits for Allow's
-// throttling tail.
+// throttling tail. With WithRefresh(0), which reads the clock on every call, it decides every
+// call itself (decide), so the tail's paced clock reads never apply there.
 func (b *Breaker) allow(now int64) (at int64, bits uint64, p Promise, err error, done bool) {
 	if b.nop {
 		return now, 0, Promise{}, nil, true
@@ -595,7 +596,7 @@ func (b *Breaker) allow(now int64) (at int64, bits uint64, p Promise, err error,
 		return now, 0, Promise{b: b}, nil, true
 	}
 	scaled := math.Float64frombits(b.scaled.Load())
-	if b.roll == nil && scaled < 1 {
+	if b.roll == nil && scaled < 1 && b.every != 0 { // the tail paces its clock reads by its count
 		return now, math.Float64bits(scaled), Promise{}, nil, false
 	}
 	roll, drawn := b.draw(scaled)
