@@ -171,6 +171,14 @@ func rowsOf(r *stripe.Rows, p *Partition, i int) (row, xrow unsafe.Pointer) {
 	return row, xrow
 }
 
+// partRows is rowsOf for a partition p (not nil), with no test of p.
+func partRows(r *stripe.Rows, p *Partition, i int) (row, xrow unsafe.Pointer) {
+	if xrow = p.counts.Current().Row(i); xrow == nil {
+		return nil, nil
+	}
+	return r.Row(i), xrow
+}
+
 // pinGrown pins the calling goroutine to its P and returns the P's rows, as rowsOf does, after
 // GOMAXPROCS grew past the rows of l.pools or of p's counts: it grows them (Pin grows a table to
 // hold the P the goroutine is pinned to) until the P it pins has a row in both. The rows made
@@ -262,8 +270,10 @@ func (l *Limiter) setLimit(limit int64) {
 // a reading of words that move independently otherwise (never below 0).
 func (l *Limiter) inFlightNow() int64 {
 	n := l.limit.Load() - l.central.Load()
-	for row := range l.pools.All() {
-		n -= atomic.LoadInt64((*int64)(row))
+	for r := l.pools.Current(); r != nil; r = r.Prev() { // All's rows, without its closure
+		for i := range r.Len() {
+			n -= atomic.LoadInt64((*int64)(r.Row(i)))
+		}
 	}
 	return max(n, 0)
 }

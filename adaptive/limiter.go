@@ -223,12 +223,11 @@ func (l *Limiter) Acquire() (Lease, bool) {
 	}
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
 	row := r.Row(stripe.PinRow(r))
-	t, ok := grab(row)
-	if !ok {
-		return l.takeRest(row, nil, nil)
+	if t, ok := grab(row); ok {
+		stripe.Unpin()
+		return l.lease(t), true
 	}
-	stripe.Unpin()
-	return l.lease(t), true
+	return l.takeRest(row, nil, nil)
 }
 
 // take is Partition.Acquire, a call of partition p: it is refused as a borrower while another
@@ -240,28 +239,26 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 	}
 	r := l.pools.Current()
 	// Pinned from here to Unpin, as in Acquire.
-	row, xrow := rowsOf(r, p, stripe.PinRow(r))
-	t, ok := grab(row)
-	if !ok {
-		return l.takeRest(row, xrow, p)
+	row, xrow := partRows(r, p, stripe.PinRow(r))
+	if t, ok := grab(row); ok {
+		tally.AddRow(xrow, tally.Admitted)
+		stripe.Unpin()
+		return l.lease(t), true
 	}
-	tally.AddRow(xrow, tally.Admitted)
-	stripe.Unpin()
-	return l.lease(t), true
+	return l.takeRest(row, xrow, p)
 }
 
 // grab takes a credit from the pool of row, the row of the P the caller is pinned to, and counts
 // the admission there: t is the row's count of admissions. It reports false, and does nothing,
 // when row is nil (GOMAXPROCS grew past the rows) or its pool has no credit it could take.
 func grab(row unsafe.Pointer) (t int64, ok bool) {
-	if row == nil {
-		return 0, false
+	if row != nil {
+		w := (*int64)(row)
+		if n := atomic.LoadInt64(w); n > 0 && atomic.CompareAndSwapInt64(w, n, n-1) {
+			return tick(row), true
+		}
 	}
-	w := (*int64)(row)
-	if n := atomic.LoadInt64(w); n <= 0 || !atomic.CompareAndSwapInt64(w, n, n-1) {
-		return 0, false
-	}
-	return tick(row), true
+	return 0, false
 }
 
 // takeRest finishes an admission (of partition p when not nil) that grab could not make. It is
@@ -342,8 +339,7 @@ func (ls *Lease) settle(o uintptr) {
 // one pinned section.
 func (l *Limiter) release(o uintptr, ls *Lease) {
 	if ls.probe != 0 || o == wFailed {
-		pl := PartitionLease{lease: *ls} // of no partition
-		l.sample(o, &pl)
+		l.sample(o, ls, nil)
 		return
 	}
 	r := l.pools.Current()
@@ -360,20 +356,19 @@ func (l *Limiter) release(o uintptr, ls *Lease) {
 	}
 }
 
-// settlePart is release for pl, a call of a partition (the caller found it unsettled): it clears
-// it and counts the settle in the partition's row too, in the same pinned section, the count
+// settlePart is release for pl, a call of a partition settled as o (its caller cleared it): it
+// counts the settle in the partition's row too, in the same pinned section, the count
 // before the credit (a call racing for the credit never finds the settled call still in its
 // partition's count).
 func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
+	p := pl.part
 	if pl.lease.probe != 0 || o == wFailed {
-		l.sample(o, pl)
+		l.sample(o, &pl.lease, p)
 		return
 	}
-	pl.lease.lim = nil
-	p := pl.part
 	r := l.pools.Current()
 	// Pinned from here to Unpin, as in release.
-	row, xrow := rowsOf(r, p, stripe.PinRow(r))
+	row, xrow := partRows(r, p, stripe.PinRow(r))
 	if row == nil {
 		stripe.Unpin()
 		row, xrow = l.pinGrown(p)
@@ -386,14 +381,12 @@ func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
 	p.settled()
 }
 
-// sample settles pl, an unsettled call of l settled as o, and clears it: release and settlePart
-// for a timed call and a failure (pl.part is nil for a call of the Limiter's own). It also counts the settle in the row of the partition's counts, and, for a timed call
+// sample settles ls, a call of l (of partition p when not nil) settled as o (its caller cleared
+// it): release and settlePart for a timed call and a failure. It also counts the settle in the row of the partition's counts, and, for a timed call
 // that is not an Ignore or for a failure, records its sample. The response time, the counts and
 // the credit are written in one pinned section, the counts before the credit (a call racing for
 // the credit never finds the settled call still in its partition's count).
-func (l *Limiter) sample(o uintptr, pl *PartitionLease) {
-	ls, p := &pl.lease, pl.part
-	ls.lim = nil
+func (l *Limiter) sample(o uintptr, ls *Lease, p *Partition) {
 	now, rtt := int64(0), int64(-1)
 	if ls.probe != 0 && o != wIgnored || o == wFailed {
 		now, rtt = l.before(ls, o)

@@ -164,10 +164,10 @@ func (pl *PartitionLease) Fail() { pl.settle(wFailed) }
 // Ignore frees the slot without a sample.
 func (pl *PartitionLease) Ignore() { pl.settle(wIgnored) }
 
-// settle settles the call as o (wPassed, wFailed or wIgnored), as Lease.settle does (settlePart
-// clears the lease).
+// settle settles the call as o (wPassed, wFailed or wIgnored), as Lease.settle does.
 func (pl *PartitionLease) settle(o uintptr) {
 	if l := pl.lease.lim; l != nil {
+		pl.lease.lim = nil
 		l.settlePart(o, pl)
 	}
 }
