@@ -488,25 +488,16 @@ func (b *Breaker) Allow() (Promise, error) {
 		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.counts.Current() // refuse, written out: no call on the refusal
 		row := rows.Row(stripe.PinRow(rows))
-		if row == nil { // GOMAXPROCS grew past the rows
+		if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
 			stripe.Unpin()
-			if b.refuse(now) {
-				return b.again(now, b.Now(), 0, 1, false)
-			}
-			return Promise{}, ErrUnavailable
+			row = b.counts.Pin()
 		}
 		read := clock.Count(unsafe.Add(row, wRef*8), now)
-		var fresh int64
-		if read && b.clock == nil {
-			fresh = clock.Now() // read in the pin: see the throttling below
-			read = b.moved(now, fresh)
-		}
 		stripe.Unpin()
-		if read {
-			if b.clock != nil {
-				fresh = b.clock()
+		if read { // nothing to write after the count, so the clock is read unpinned
+			if fresh := b.Now(); b.moved(now, fresh) {
+				return b.again(now, fresh, 0, 1, false)
 			}
-			return b.again(now, fresh, 0, 1, false)
 		}
 		return Promise{}, ErrUnavailable
 	}
