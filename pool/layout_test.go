@@ -27,3 +27,13 @@ func TestHotLayout(t *testing.T) {
 		t.Errorf("top misaligned for 64-bit atomics: offset %% 8 = %d", off)
 	}
 }
+
+// A grant, copied into every waiter's stack, is four words on 64-bit targets.
+func TestGrantSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("32-bit target")
+	}
+	if got := unsafe.Sizeof(grant{}); got != 32 {
+		t.Errorf("grant is %d bytes, want 32", got)
+	}
+}

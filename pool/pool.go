@@ -577,11 +577,11 @@ func (p *Pool[T]) loan(i uint32, w uint64) Loan[T] {
 }
 
 // grant is what a waiter is given: a slot (lent under w, or reserved to make) or a refusal.
-type grant struct {
-	i    uint32
+type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies one
 	w    uint64
-	make bool
 	err  error
+	i    uint32
+	make bool
 }
 
 // waiter is one Acquire waiting its turn. A waiter is reused by the pool's later waits once it
