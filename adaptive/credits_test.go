@@ -268,3 +268,61 @@ func TestGate(t *testing.T) {
 		t.Fatalf("Queue attached, limit raised: gate %d, want closed", gate())
 	}
 }
+
+// TestGateUnderMovingLimit: settles on several goroutines while the limit is lowered and raised
+// over and over (so the gate closes and opens under them) strand no credit: once they stop, one
+// goroutine is admitted exactly the last limit, with nothing in flight before.
+func TestGateUnderMovingLimit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	l, _ := New(mustFixed(64))
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var held []Lease
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					for j := range held {
+						held[j].Ignore() // no sample: no window closes, so setLimit has one caller
+					}
+					return
+				default:
+				}
+				if lease, ok := l.Acquire(); ok {
+					held = append(held, lease)
+				}
+				if len(held) > i%17 {
+					held[0].Ignore()
+					held = held[1:]
+				}
+			}
+		}()
+	}
+	for i := 0; i < 300; i++ {
+		l.setLimit(int64(1 + (i*37)%64))
+		runtime.Gosched()
+	}
+	l.setLimit(64)
+	for l.InFlight() < 40 { // most of the limit in flight, then lowered under it: a debt to pay
+		runtime.Gosched()
+	}
+	l.setLimit(23)
+	close(stop)
+	wg.Wait()
+	if n := l.InFlight(); n != 0 {
+		t.Fatalf("InFlight = %d with every call settled, want 0", n)
+	}
+	n := 0
+	for {
+		if _, ok := l.Acquire(); !ok {
+			break
+		}
+		n++
+	}
+	if n != 23 {
+		t.Fatalf("admitted %d after the settles, want the limit 23 (central %d, gate %#x)", n, l.central.Load(), l.gate.Load())
+	}
+}

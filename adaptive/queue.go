@@ -43,8 +43,9 @@ const (
 // before it hands its slot on, so the hand-off is not in the settled call's time either.
 //
 // The path that does not wait is the limiter's own: [Queue.TryAcquire] is [Limiter.Acquire]. Every
-// settle on a Limiter loads one pointer (is a Queue attached?); with a Queue attached it loads the
-// Queue's count of waiters too, and only a settle that finds waiters takes the Queue's mutex.
+// settle on a Limiter loads one word that says, among other things, whether a Queue is attached;
+// with a Queue attached it loads the Queue's count of waiters too, and only a settle that finds
+// waiters takes the Queue's mutex.
 // Waiting takes a mutex and allocates a waiter and a timer. A Queue is safe for concurrent use and
 // must not be copied.
 //
@@ -143,9 +144,9 @@ func NewQueue(l *Limiter, opts ...QueueOption) (*Queue, error) {
 	}
 }
 
-// freed is called after l gave a slot back (at the end of give) and after a window that may have
-// raised the limit: one load when no Queue is attached, and for each attached Queue one load of
-// its waiters.
+// freed is called after l gave a slot back (in gave, which every settle calls while a Queue is
+// attached) and after a window that may have raised the limit: one load when no Queue is
+// attached, and for each attached Queue one load of its waiters.
 func (l *Limiter) freed() {
 	if q := (*Queue)(atomic.LoadPointer(&l.queues)); q != nil {
 		q.wake()
@@ -153,7 +154,7 @@ func (l *Limiter) freed() {
 }
 
 // wake hands free slots to the waiters of q and of the Queues attached before it. Kept out of
-// line so that freed, on every settle, inlines to one load and a branch.
+// line so that freed inlines to one load and a branch.
 //
 //go:noinline
 func (q *Queue) wake() {
