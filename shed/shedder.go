@@ -327,14 +327,13 @@ func (s *Shedder) pullBack(now int64) bool {
 // waiting for a P are decided, and refused in a few microseconds, before its work runs (see the
 // package doc); a cool server's calls never yield.
 func (s *Shedder) Allow() (Promise, error) {
-	var now int64 // the clock itself with WithRefresh(0); else the latest reading, loaded when needed
+	var now int64 // the latest reading; the clock itself with WithRefresh(0)
 	if s.refresh == 0 {
 		now = s.clock()
+	} else {
+		now = s.seen.Load()
 	}
 	if cpu := s.cpu(); s.warm(cpu) {
-		if s.refresh != 0 {
-			now = s.seen.Load()
-		}
 		if v := s.decide(now, cpu); v != vCool {
 			return s.allowHot(now, cpu, v)
 		}
