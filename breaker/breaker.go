@@ -390,9 +390,10 @@ func (b *Breaker) refresh(now int64) {
 	defer b.refreshing.Store(0) // also if an events function panics
 	pulls := b.pulls.Load()
 	var h history
-	for i := range b.win.Read(now, true, b.fold) {
-		if b.fold[i] != (swin.Bucket{}) { // an empty bucket changes no total and no run
-			h.add((*atomicwindow.Bucket)(&b.fold[i]), &b.p)
+	fold := b.fold[:b.win.Read(now, true, b.fold)]
+	for i := range fold {
+		if t := &fold[i]; t[fSuccess]|t[fFailure]|t[fDrop] != 0 { // an empty bucket changes no total and no run
+			h.add((*atomicwindow.Bucket)(t), &b.p)
 		}
 	}
 	raw, scaled := b.p.ratio(h)
