@@ -212,7 +212,7 @@ func (l *Limiter) gave(w *int64, n int64) {
 	l.repay(w)
 	l.freed() // a Queue's waiter takes the credit (queue.go)
 	if uint32(l.gate.Load()) == 0 {
-		l.tune() // the debt may be paid: open the gate again
+		l.tune(false) // the debt may be paid: open the gate again
 	}
 }
 
@@ -220,19 +220,21 @@ func (l *Limiter) gave(w *int64, n int64) {
 // Queue is attached, else 2×batch−1. It reads the gate before the state and writes it by a
 // compare-and-set that raises its version, so a tune that read a state since changed fails
 // rather than write it; it reports whether the gate holds what it read. A change of the state
-// (setLimit, NewQueue) is followed by a tune that loops until it succeeds.
+// (setLimit, NewQueue) is followed by a tune with changed set, which raises the version even when
+// the gate reads the same (a tune that read the state before the change must fail), looping until
+// it succeeds; a settle's tune (gave) writes only a gate that differs.
 //
 // Why a release that finds the gate open may skip the debt: setLimit makes the debt, then closes
 // the gate, then sweeps the pools. A release that adds its credit and then finds the gate open
 // read it before the close (its credit is in the pool before the sweep reads it), or after a
 // tune that found the debt paid.
-func (l *Limiter) tune() bool {
+func (l *Limiter) tune(changed bool) bool {
 	g := l.gate.Load()
 	var open uint64
 	if l.central.Load() >= 0 && atomic.LoadPointer(&l.queues) == nil {
 		open = uint64(min(2*l.batch.Load()-1, math.MaxUint32))
 	}
-	if open == uint64(uint32(g)) {
+	if !changed && open == uint64(uint32(g)) {
 		return true
 	}
 	return l.gate.CompareAndSwap(g, (g>>32+1)<<32|open)
@@ -255,7 +257,7 @@ func (l *Limiter) setLimit(limit int64) {
 	old := l.limit.Swap(limit)
 	l.batch.Store(max(limit/int64(4*l.pools.Rows()), 1))
 	l.central.Add(limit - old)
-	for !l.tune() {
+	for !l.tune(true) {
 	}
 	if limit >= old {
 		return

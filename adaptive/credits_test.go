@@ -326,3 +326,33 @@ func TestGateUnderMovingLimit(t *testing.T) {
 		t.Fatalf("admitted %d after the settles, want the limit 23 (central %d, gate %#x)", n, l.central.Load(), l.gate.Load())
 	}
 }
+
+// TestGateStaleTune: a settle's tune that read the gate before a change of the state (a limit
+// lowered again, a Queue attached) cannot write the gate it computed from the old state, even
+// when the change leaves the gate closed as it was: the change raises the gate's version.
+func TestGateStaleTune(t *testing.T) {
+	l, _ := New(mustFixed(64))
+	for {
+		if _, ok := l.Acquire(); !ok {
+			break
+		}
+	}
+	l.setLimit(10) // a debt: closed
+	open := (l.gate.Load()>>32+1)<<32 | 1
+	for step, change := range []func(){
+		func() { l.setLimit(5) },
+		func() { _, _ = NewQueue(l) },
+	} {
+		g := l.gate.Load() // what a settle's tune read before the change
+		if uint32(g) != 0 {
+			t.Fatalf("step %d: gate %#x, want closed", step, g)
+		}
+		change()
+		if uint32(l.gate.Load()) != 0 {
+			t.Fatalf("step %d: gate %#x after the change, want closed", step, l.gate.Load())
+		}
+		if l.gate.CompareAndSwap(g, open) {
+			t.Fatalf("step %d: a tune that read the gate before the change opened it", step)
+		}
+	}
+}

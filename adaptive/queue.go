@@ -137,7 +137,7 @@ func NewQueue(l *Limiter, opts ...QueueOption) (*Queue, error) {
 	for {
 		q.next = (*Queue)(atomic.LoadPointer(&l.queues))
 		if atomic.CompareAndSwapPointer(&l.queues, unsafe.Pointer(q.next), unsafe.Pointer(q)) {
-			for !l.tune() { // closed: every release wakes the waiters
+			for !l.tune(true) { // closed: every release wakes the waiters
 			}
 			return q, nil
 		}
