@@ -28,9 +28,10 @@ import (
 // own pool empty is refused, and a release that finds a debt after adding its credit sweeps its
 // own pool into the central one (a release learns of a debt from the gate, one word that also
 // tells it when its pool filled from empty or overfilled, or a Queue waits on its credits), so
-// every credit released after the sweep pays the debt and none stays parked: no more calls than the new limit are in flight once the calls admitted before the
-// change have settled. A call that took its P's last pooled credit while the limit was being
-// lowered is admitted under the limit it read, as a compare-and-set on one in-flight count is.
+// every credit released after the sweep pays the debt and none stays parked: no more calls than
+// the new limit are in flight once the calls admitted before the change have settled. A call
+// that took its P's last pooled credit while the limit was being lowered is admitted under the
+// limit it read, as a compare-and-set on one in-flight count is.
 //
 // A refusal must not scan every P's pool, so one word, dry, says when none can hold a credit. Its
 // low bit is set by a scan that found every pool empty, with a compare-and-set from the value it

@@ -382,10 +382,11 @@ func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
 }
 
 // sample settles ls, a call of l (of partition p when not nil) settled as o (its caller cleared
-// it): release and settlePart for a timed call and a failure. It also counts the settle in the row of the partition's counts, and, for a timed call
-// that is not an Ignore or for a failure, records its sample. The response time, the counts and
-// the credit are written in one pinned section, the counts before the credit (a call racing for
-// the credit never finds the settled call still in its partition's count).
+// it): release and settlePart for a timed call and a failure. It counts the settle in the calling
+// P's row (and in p's), and, for a timed call that is not an Ignore or for a failure, records its
+// sample. The response time, the counts and the credit are written in one pinned section, the
+// counts before the credit (a call racing for the credit never finds the settled call still in
+// its partition's count).
 func (l *Limiter) sample(o uintptr, ls *Lease, p *Partition) {
 	now, rtt := int64(0), int64(-1)
 	if ls.probe != 0 && o != wIgnored || o == wFailed {

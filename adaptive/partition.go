@@ -148,7 +148,7 @@ func (p *Partition) guarantee(limit int64) int64 {
 }
 
 // PartitionLease is a call a [Partition] admitted: settle it once with Pass, Fail or Ignore, as
-// a [Lease] (which it settles). Settling the same variable twice is a no-op; the zero
+// a [Lease]. Settling the same variable twice is a no-op; the zero
 // PartitionLease, and one returned with a refusal, are settled already.
 type PartitionLease struct {
 	lease Lease
