@@ -547,25 +547,27 @@ func (b *Breaker) Allow() (Promise, error) {
 		b.let(now)
 		return Promise{b: b}, nil
 	}
-	read := clock.Count(unsafe.Add(row, wRef*8), now) // refreshing on a clock (every > 0): see allow
-	var fresh int64
-	if read && b.clock == nil {
+	if clock.Count(unsafe.Add(row, wRef*8), now) { // refreshing on a clock (every > 0): see allow
 		// ward's clock, which cannot panic, read in the pin: when time has not moved, the Drop
-		// is written in this pin too, where again would pin a second time
-		fresh = clock.Now()
-		read = b.moved(now, fresh)
+		// is written in this pin too, where again would pin a second time. A clock given
+		// WithClock is the caller's code, never called pinned: read after.
+		var fresh int64
+		if b.clock == nil {
+			fresh = clock.Now()
+		}
+		if b.clock != nil || b.moved(now, fresh) {
+			stripe.Unpin()
+			if b.clock != nil {
+				fresh = b.clock()
+			}
+			return b.again(now, fresh, roll, scaled, true)
+		}
 	}
-	if !read && b.win.AddPinned(p, now, fDrop, 1) {
+	if b.win.AddPinned(p, now, fDrop, 1) {
 		stripe.Unpin()
 		return Promise{}, ErrUnavailable
 	}
 	stripe.Unpin()
-	if read {
-		if b.clock != nil { // a clock given WithClock is the caller's code: never called pinned
-			fresh = b.clock()
-		}
-		return b.again(now, fresh, roll, scaled, true)
-	}
 	b.win.Add(now, fDrop, 1)
 	return Promise{}, ErrUnavailable
 }
