@@ -334,7 +334,10 @@ func (s *Shedder) Allow() (Promise, error) {
 		now = s.seen.Load()
 	}
 	if cpu := s.cpu(); s.warm(cpu) {
-		if v := s.decide(now, cpu); v != vCool {
+		switch v := s.decide(now, cpu, true); v {
+		case vRefuse:
+			return Promise{}, ErrOverloaded
+		case vHot, vRecheck:
 			return s.allowHot(now, cpu, v)
 		}
 	}
@@ -354,26 +357,17 @@ func (s *Shedder) Allow() (Promise, error) {
 	return s.timed(now)
 }
 
-// allowHot decides a call that found the server hot at now, with verdict v. A refusal (v is
-// vRefuse) is counted, and stands unless a paced clock read (see the type's doc) finds time moved
-// since the reading it was decided on (or jumped far back) and a decision at the fresh instant
-// admits the call: so a cool-down ends and the capacity refreshes even when every call is
-// refused. A refusal taken back is not counted. A call admitted enters flight, then yields its P
-// once, so that the goroutines already waiting for a P decide first and find it in flight (see
-// the package doc), and is timed, if it is, from when it runs again. The refusal's work is written
-// out here rather than in a function of its own: a flood of refusals makes one call fewer.
+// allowHot admits a call that found the server hot at now (verdict vHot), or finishes a refusal
+// that decide counted and whose paced clock read is due (vRecheck): it reads the clock (see the
+// type's doc) and, if time moved since the reading the refusal was decided on (or jumped far
+// back) and a decision at the fresh instant admits the call, takes the refusal back, so that a
+// cool-down ends and the capacity refreshes even when every call is refused. A call admitted
+// enters flight, then yields its P once, so that the goroutines already waiting for a P decide
+// first and find it in flight (see the package doc), and is timed, if it is, from when it runs
+// again.
 func (s *Shedder) allowHot(now int64, cpu int, v verdict) (Promise, error) {
-	if v == vRefuse {
-		rows := s.refused.Rows() // Refuse, written out: no call but the pin's and Count's
-		var read bool
-		if row := rows.Row(stripe.PinRow(rows)); row != nil {
-			read = clock.Count(row, now)
-			stripe.Unpin()
-		} else { // GOMAXPROCS grew past the rows: Refuse grows them
-			stripe.Unpin()
-			read = s.refused.Refuse(now)
-		}
-		if !read || s.refresh == 0 || !s.redecide(now, cpu) {
+	if v == vRecheck {
+		if !s.redecide(now, cpu) {
 			return Promise{}, ErrOverloaded
 		}
 		s.refused.Undo()
@@ -405,7 +399,7 @@ func (s *Shedder) redecide(now int64, cpu int) bool {
 		// which under a flood of refusals every core would fight over.
 		moved = fresh-now >= s.gran
 	}
-	return moved && s.decide(fresh, cpu) != vRefuse
+	return moved && s.decide(fresh, cpu, false) != vRefuse
 }
 
 // timed returns the promise of a timed admission: its start is the clock's reading (now with
@@ -430,18 +424,23 @@ func (s *Shedder) warm(cpu int) bool {
 	return cpu >= s.p.CPU || s.dropped.Load() || (s.events != nil && s.told.Load())
 }
 
-// A verdict is what decide found: cool, hot but not full, or hot and full (refused).
+// A verdict is what decide found: cool, hot but not full, or hot and full (refused); vRecheck is
+// a refusal counted whose paced clock read is due.
 type verdict uint8
 
 const (
 	vCool verdict = iota
 	vHot
 	vRefuse
+	vRecheck
 )
 
 // decide decides a call at now: refused when hot and full. A refusal marks the shedder dropped,
-// which keeps it hot through the cool-down.
-func (s *Shedder) decide(now int64, cpu int) verdict {
+// which keeps it hot through the cool-down. With count, decide also counts a refusal on the
+// caller's P (clock.Refusals.Refuse, written out: no call but the pin's and Count's), so that a
+// refusal makes one call from Allow, and answers vRecheck when the count asks for a paced clock
+// read (never with WithRefresh(0), whose instant is the clock's own).
+func (s *Shedder) decide(now int64, cpu int, count bool) verdict {
 	if cpu >= s.p.CPU { // hot by the reading: the hot rule's first case, written out
 		if s.hotAt.Load() != now {
 			s.hotAt.Store(now)
@@ -460,6 +459,21 @@ func (s *Shedder) decide(now int64, cpu int) verdict {
 	}
 	if !s.dropped.Load() {
 		s.dropped.Store(true)
+	}
+	if !count {
+		return vRefuse
+	}
+	rows := s.refused.Rows()
+	var read bool
+	if row := rows.Row(stripe.PinRow(rows)); row != nil {
+		read = clock.Count(row, now)
+		stripe.Unpin()
+	} else { // GOMAXPROCS grew past the rows: Refuse grows them
+		stripe.Unpin()
+		read = s.refused.Refuse(now)
+	}
+	if read && s.refresh != 0 {
+		return vRecheck
 	}
 	return vRefuse
 }
