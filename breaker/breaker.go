@@ -493,13 +493,14 @@ func (b *Breaker) Allow() (Promise, error) {
 			stripe.Unpin()
 			row = b.counts.Pin()
 		}
-		read := clock.Count(unsafe.Add(row, wRef*8), now)
-		stripe.Unpin()
-		if read { // nothing to write after the count, so the clock is read unpinned
+		if clock.Count(unsafe.Add(row, wRef*8), now) { // nothing to write after: the clock is read unpinned
+			stripe.Unpin()
 			if fresh := b.Now(); b.moved(now, fresh) {
 				return b.again(now, fresh, 0, 1, false)
 			}
+			return Promise{}, ErrUnavailable
 		}
+		stripe.Unpin()
 		return Promise{}, ErrUnavailable
 	}
 	bits := b.scaled.Load()
