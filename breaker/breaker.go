@@ -351,8 +351,8 @@ func (b *Breaker) record(field int, out uintptr) {
 	}
 	rows := b.counts.Current()
 	p := stripe.PinRow(rows)
-	if row := rows.Row(p); row != nil && b.win.AddFreshPinned(p, now, field, 1) {
-		tally.AddRow(row, out)
+	if uint(p) < uint(rows.Len()) && b.win.AddFreshPinned(p, now, field, 1) {
+		tally.AddRow(rows.Row(p), out) // not nil: p is within the rows
 		stripe.Unpin()
 	} else { // a new head bucket, a clock jumped back, or GOMAXPROCS grown past the rows
 		stripe.Unpin()
@@ -488,8 +488,10 @@ func (b *Breaker) Allow() (Promise, error) {
 		// Tripped, the reading before both the next probe and the next refresh: the full path
 		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.counts.Current() // refuse, written out: no call on the refusal
-		row := rows.Row(stripe.PinRow(rows))
-		if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		var row unsafe.Pointer
+		if p := stripe.PinRow(rows); uint(p) < uint(rows.Len()) {
+			row = rows.Row(p)
+		} else { // GOMAXPROCS grew past the rows: Pin grows them
 			stripe.Unpin()
 			row = b.counts.Pin()
 		}
@@ -537,11 +539,11 @@ func (b *Breaker) Allow() (Promise, error) {
 	}
 	rows := b.counts.Current()
 	p := stripe.PinRow(rows)
-	row := rows.Row(p)
-	if row == nil { // GOMAXPROCS grew past the rows: the path that grows them
+	if uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows: the path that grows them
 		stripe.Unpin()
 		return b.decide(now, draw.Float64(), scaled, true)
 	}
+	row := rows.Row(p) // not nil: p is within the rows (checked as the index, so Row's check goes)
 	roll := draw.Split((*int64)(unsafe.Add(row, wRand*8)))
 	if roll >= scaled {
 		stripe.Unpin()
