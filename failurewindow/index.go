@@ -110,13 +110,14 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 	var lo, hi uint64 // the words of key the hash reads last, which the compare reuses
 	acc := k.k[0]
 	switch {
-	case n > 32: // the last 16 bytes make the final words, what comes before is folded into acc
-		for i := 0; i < n-16; i += 16 {
-			acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
+	case n > 16: // the last 16 bytes make the final words, what comes before is folded into acc
+		if n > 32 {
+			for i := 0; i < n-16; i += 16 {
+				acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
+			}
+		} else { // the loop, run once
+			acc = fold(word(key, 0)^k.k[1], word(key, 8)^acc)
 		}
-		lo, hi = word(key, n-16), word(key, n-8)
-	case n > 16: // the loop above, run once; with lo and hi, all n bytes
-		acc = fold(word(key, 0)^k.k[1], word(key, 8)^acc)
 		lo, hi = word(key, n-16), word(key, n-8)
 	case n >= 8:
 		lo, hi = word(key, 0), word(key, n-8)
@@ -140,17 +141,19 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 				continue
 			}
 			switch {
-			case n > 32:
+			case n > 16:
+				if n <= 32 { // the loop below, run twice
+					if word(s, n-16) != lo || word(s, n-8) != hi || word(s, 0) != word(key, 0) || word(s, 8) != word(key, 8) {
+						continue
+					}
+					break
+				}
 				for j := 0; j < n-16; j += 8 {
 					if word(s, j) != word(key, j) {
 						continue slots
 					}
 				}
 				if word(s, n-16) != lo || word(s, n-8) != hi {
-					continue
-				}
-			case n > 16:
-				if word(s, n-16) != lo || word(s, n-8) != hi || word(s, 0) != word(key, 0) || word(s, 8) != word(key, 8) {
 					continue
 				}
 			case n >= 8:
