@@ -388,9 +388,17 @@ func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
 // counts before the credit (a call racing for the credit never finds the settled call still in
 // its partition's count).
 func (l *Limiter) sample(o uintptr, ls *Lease, p *Partition) {
+	// Before the credit goes back: the window's in-flight maximum is raised to the call's reading,
+	// and a timed call reads the clock (its credit may be handed to a waiter: the hand-off is not
+	// timed). rtt stays -1 for no sample.
 	now, rtt := int64(0), int64(-1)
-	if ls.probe != 0 && o != wIgnored || o == wFailed {
-		now, rtt = l.before(ls, o)
+	switch {
+	case ls.probe != 0 && o != wIgnored:
+		l.saw(ls.probe >> 1)
+		now = l.clock()
+		rtt = max(now-ls.start, 0)
+	case o == wFailed:
+		l.saw(l.inFlightNow()) // an untimed failure takes the reading now, counting itself
 	}
 	r := l.pools.Current()
 	// Pinned from here to Unpin, as in release.
@@ -431,21 +439,6 @@ func giveBack(row unsafe.Pointer) (w *int64, n int64) {
 // says in one load (n is 1, or over 2×batch, or the gate is closed).
 func (l *Limiter) gated(n int64) bool {
 	return uint64(n-2) >= uint64(uint32(l.gate.Load()))
-}
-
-// before is the part of a settle that is a sample (see release) that comes before its credit is
-// given back: it raises the window's in-flight maximum to the call's reading (an untimed failure
-// takes the reading now, counting itself); a timed call reads the clock (before the credit goes
-// back, since it may be handed to a waiter: the hand-off is not timed) and returns the reading
-// and the response time; an untimed failure returns rtt -1.
-func (l *Limiter) before(ls *Lease, o uintptr) (now, rtt int64) {
-	if ls.probe == 0 || o == wIgnored {
-		l.saw(l.inFlightNow())
-		return 0, -1
-	}
-	l.saw(ls.probe >> 1)
-	now = l.clock()
-	return now, max(now-ls.start, 0)
 }
 
 // saw raises the open window's in-flight maximum to n.
