@@ -351,14 +351,15 @@ func (b *Breaker) record(field int, out uintptr) {
 	}
 	rows := b.counts.Current()
 	p := stripe.PinRow(rows)
-	if uint(p) < uint(rows.Len()) && b.win.AddFreshPinned(p, now, field, 1) {
-		tally.AddRow(rows.Row(p), out) // not nil: p is within the rows
+	if uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows
 		stripe.Unpin()
-	} else { // a new head bucket, a clock jumped back, or GOMAXPROCS grown past the rows
+		b.recordSlow(now, field, out)
+	} else if row := rows.Row(p); b.win.AddFreshPinned(p, now, field, 1) { // row taken before the call: no check after it
+		tally.AddRow(row, out)
 		stripe.Unpin()
-		b.win.Add(now, field, 1)
-		tally.AddRow(b.counts.Pin(), out)
+	} else { // a new head bucket, or a clock jumped back
 		stripe.Unpin()
+		b.recordSlow(now, field, out)
 	}
 	if b.every == 0 {
 		return
@@ -368,6 +369,14 @@ func (b *Breaker) record(field int, out uintptr) {
 	if seen := b.seen.Load(); now < seen || uint64(now)-uint64(seen) >= uint64(b.gran) || now >= b.next.Load() {
 		b.settled(now)
 	}
+}
+
+// recordSlow is record's write past AddFreshPinned's case, entered unpinned: the window's own
+// write, which moves the head or restarts the stripes, then the count, which grows the rows.
+func (b *Breaker) recordSlow(now int64, field int, out uintptr) {
+	b.win.Add(now, field, 1)
+	tally.AddRow(b.counts.Pin(), out)
+	stripe.Unpin()
 }
 
 // settled is record's tail when the reading moved seen's granularity or more, lies behind it, or
