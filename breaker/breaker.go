@@ -35,9 +35,12 @@ var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 // clock once and one stripe, its count in the same pinned write: no draw, no lock, no allocation.
 // A refusal draws once (not at all while tripped, where every draw refuses, unless [WithRand] gave
 // the source), writes its Drop to one stripe (none while tripped: [Policy].Trip) and its P's
-// refusal count, and reads the clock only when paced to (below). The default draw comes from a generator of the P's own (splitmix64, 53 bits, seeded
-// afresh in each process), drawn in the same pinned section that counts the refusal and writes
-// it to the window.
+// refusal count, and reads the clock only when paced to (below). The default draw comes from a
+// generator of the P's own (splitmix64, 53 bits, seeded afresh in each process), kept in the P's
+// row beside its refusal count and drawn in the same pinned section that counts the refusal and
+// writes it to the window. With [WithRefresh](0), which reads the clock on every call, and on
+// two rare paths (a refusal while tripped decided again once the ratio has fallen, a P new since
+// GOMAXPROCS grew), the draw comes from math/rand/v2's global generator instead.
 //
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
