@@ -6,6 +6,7 @@ import (
 	"github.com/wardgo/ward/internal/clock"
 	"github.com/wardgo/ward/internal/draw"
 	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/swin"
 )
 
 // The floor: the irreducible operations ward's hot paths are made of, each measured alone by a
@@ -33,6 +34,27 @@ var floorTable = func() *stripe.Table {
 	t := new(stripe.Table)
 	t.Init(1)
 	return t
+}()
+
+// floorRows is the table the sum probe reads: two words a row (calls in and calls out), as a
+// per-P count of calls in flight keeps them.
+var floorRows = func() *stripe.Table {
+	t := new(stripe.Table)
+	t.Init(2)
+	return t
+}()
+
+// floorWindow is the window the bucket probe writes: 10 buckets of 100 ms, one field; every write
+// is at floorInstant, a coarse reading the window's per-P memo knows after the first.
+var floorWindow = swin.New(10, 1e8, 1, 0)
+
+var floorInstant int64 = 5e7
+
+// floorCPU is the CPU reading the cpu probe calls: a function given by the user, called through
+// its value, as a shedder built WithCPU calls it.
+var floorCPU = func() func() int {
+	cpu := 300
+	return func() int { return cpu }
 }()
 
 // FloorProbes are the irreducible operations, each alone in a Call. "call" is the Call itself
@@ -79,6 +101,40 @@ var FloorProbes = Comparison{
 		{"add", "one atomic add on a padded word (a release of an exact count)", func() Call {
 			w := &floorWord.n
 			return func(work func(), _ Outcome) bool { w.Add(1); work(); return true }
+		}},
+		{"bucket", "one pinned per-P write that also counts in the P's bucket of a sliding window at an instant the window's memo knows (a coarse reading): pin's write and the bucket's", func() Call {
+			t, w := floorTable, floorWindow
+			return func(work func(), _ Outcome) bool {
+				r := t.Current()
+				p := stripe.PinRow(r)
+				if row := r.Row(p); row != nil && w.AddPinned(p, floorInstant, 0, 1) {
+					stripe.Add((*int64)(row), 1)
+					stripe.Unpin()
+				} else {
+					stripe.Unpin()
+					w.AddCount(floorInstant, 0, 1, t, 0, 0)
+				}
+				work()
+				return true
+			}
+		}},
+		{"sum", "an exact count summed over every P's row (calls in less calls out), at the run's GOMAXPROCS", func() Call {
+			t := floorRows
+			return func(work func(), _ Outcome) bool {
+				var n int64
+				for r := t.Current(); r != nil; r = r.Prev() {
+					for p := range r.Len() {
+						w := (*[2]int64)(r.Row(p))
+						n += stripe.Load(&w[0]) - stripe.Load(&w[1])
+					}
+				}
+				floorSink += n
+				work()
+				return true
+			}
+		}},
+		{"cpu", "a CPU reading through the function the user gave (an indirect call that returns an int)", func() Call {
+			return func(work func(), _ Outcome) bool { floorSink += int64(floorCPU()); work(); return true }
 		}},
 		{"draw", "one random draw in [0, 1), ward's default source (math/rand/v2, the runtime's per-M ChaCha8)", func() Call {
 			return func(work func(), _ Outcome) bool {
@@ -128,13 +184,13 @@ var Floors = map[string]Floor{
 		Also:   []string{"ward-gozero"},
 	},
 	"Shed": {
-		Parts:  []Part{{"call", 1}, {"pin", 2}, {"clock", 2.0 / 8}},
-		Why:    "calls in flight per P: a per-P write in and one out; one call in 8 timed (2 clock reads) for the response time",
+		Parts:  []Part{{"call", 1}, {"cpu", 1}, {"pin", 1}, {"bucket", 1}, {"clock", 2.0 / 8}, {"sum", 1.0 / 8}},
+		Why:    "the CPU reading through the user's function; calls in flight per P: a per-P write in, and one out that also counts the pass in its P's bucket of the window (every pass counts toward the busiest bucket); one call in 8 timed (2 clock reads) and its settle moves the average toward the exact in-flight sum",
 		Target: 150,
 	},
 	"ShedRefuse": {
-		Parts:  []Part{{"call", 1}, {"pin", 1}},
-		Why:    "the CPU reading and the cached capacity decide; the refusal is counted per P; the clock is not needed to refuse",
+		Parts:  []Part{{"call", 1}, {"cpu", 1}, {"sum", 1}, {"pin", 1}, {"clock", 1.0 / 8}},
+		Why:    "the CPU reading and the cached capacity decide, against the exact in-flight sum over the Ps' rows; the refusal is counted per P; a flood of refusals reads the clock once in 8 (so a cool-down ends when every call is refused)",
 		Target: 100,
 	},
 	"Rate": {
