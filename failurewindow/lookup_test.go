@@ -19,9 +19,18 @@ func findAt(k *keying, base *group, mask uint64, key string) (*entry, uint64) {
 	return k.find(&heads, key)
 }
 
-// hashOf is key's hash under k: find's, over an empty index.
+// noHeads is the heads of a table with no keys, for hashOf.
+var noHeads = func() *[shards]head {
+	var heads [shards]head
+	for i := range heads {
+		heads[i].ix.Store(noIndex)
+	}
+	return &heads
+}()
+
+// hashOf is key's hash under k: find's, over a table with no keys.
 func hashOf(k *keying, key string) uint64 {
-	_, h := findAt(k, noIndex.base, 0, key)
+	_, h := k.find(noHeads, key)
 	return h
 }
 
