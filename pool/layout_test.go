@@ -37,3 +37,10 @@ func TestGrantSize(t *testing.T) {
 		t.Errorf("grant is %d bytes, want 32", got)
 	}
 }
+
+// A waiter is four words: half a cache line on 64-bit targets.
+func TestWaiterSize(t *testing.T) {
+	if got, want := unsafe.Sizeof(waiter{}), 4*unsafe.Sizeof(uintptr(0)); got != want {
+		t.Errorf("waiter is %d bytes, want %d", got, want)
+	}
+}

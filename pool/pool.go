@@ -591,13 +591,18 @@ type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies
 // back to the spares at once; one handed a slot (to lend or to make) stays with the slot
 // (slot.handed) until the slot is handed again, by which time the loan or the make it carried
 // has ended, so its owner has long received the grant and no longer reads the waiter.
+//
+// A waiter is four words, so that the few a handoff touches cost the fewest cache lines: whether
+// it is queued is read from the queue's links (see queued), and the grant a Release hands on
+// travels in the Release's own variables.
 type waiter struct {
 	ch         chan grant
 	prev, next *waiter
-	queued     bool
-	grant      grant   // what keep handed it, to be sent on ch outside the lock
 	spare      *waiter // among the spares: the next one
 }
+
+// queued reports whether w is in the queue. Under the lock.
+func (p *Pool[T]) queued(w *waiter) bool { return w.prev != nil || p.head == w }
 
 // spareWaiter returns a waiter not in use: a spare, else a new one. Under the pool's lock.
 func (b *base) spareWaiter() *waiter {
@@ -626,7 +631,7 @@ func (b *base) handTo(i uint32, w *waiter) {
 }
 
 func (p *Pool[T]) enqueue(w *waiter) {
-	w.prev, w.next, w.queued = p.tail, nil, true
+	w.prev, w.next = p.tail, nil
 	if p.tail == nil {
 		p.head = w
 	} else {
@@ -651,7 +656,7 @@ func (p *Pool[T]) dequeue(w *waiter) {
 	} else {
 		w.next.prev = w.prev
 	}
-	w.prev, w.next, w.queued = nil, nil, false
+	w.prev, w.next = nil, nil
 	if p.waiting--; p.waiting == 0 {
 		p.b.h.gate.Add(-1)
 	}
@@ -692,7 +697,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 		case g = <-w.ch:
 		case <-done:
 			p.mu.Lock()
-			if w.queued {
+			if p.queued(w) {
 				p.dequeue(w)
 				p.b.keepWaiter(w) // never served: its channel stays empty
 				p.mu.Unlock()
@@ -874,8 +879,9 @@ func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing) {
 			s.loan = 0
 			s.rested = now
 			var to *waiter
-			if out, to = p.keep(i, now, out); to != nil {
-				to.ch <- to.grant // its channel is empty: this never blocks
+			var w uint64
+			if out, to, w = p.keep(i, now, out); to != nil {
+				to.ch <- grant{i: i, w: w} // its channel is empty: this never blocks
 			}
 		}
 	}
@@ -953,14 +959,14 @@ func (p *Pool[T]) refuseAll(err error) {
 
 // keep places slot i, taken back from its loan at now and not idle: with the first waiter, in
 // the idle set if Limits.Idle leaves room, or out to be closed. Under the lock; a waiter it
-// hands the slot to is out of the queue and returned, for the caller to send its grant
-// (to.ch <- to.grant) once the lock is released, so that waking it is not done under the lock.
-// The slot's word is the one its taking back moved it to (still marked lent, a generation never
-// lent before), which the new loan takes as it is: handing a slot on writes no word.
-func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter) {
+// hands the slot to is out of the queue and returned with the loan's word w, for the caller to
+// send its grant (to.ch <- grant{i: i, w: w}) once the lock is released, so that waking it is
+// not done under the lock. The loan's word is the one the slot's taking back moved it to (still
+// marked lent, a generation never lent before), taken as it is: handing a slot on writes no word.
+func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter, w uint64) {
 	s := &p.b.slots[i]
 	if p.closed || past(now, s.born, p.b.lim.Life) {
-		return append(out, p.retire(i)), nil
+		return append(out, p.retire(i)), nil, 0
 	}
 	if p.head != nil {
 		if loan, ok := p.g.lend(now); ok {
@@ -968,16 +974,15 @@ func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waite
 			to = p.head
 			p.dequeue(to)
 			p.b.handTo(i, to)
-			to.grant = grant{i: i, w: s.word.Load()}
-			return out, to
+			return out, to, s.word.Load()
 		}
 		p.refuseAll(ErrRefused)
 	}
 	if p.b.reserve() {
 		p.b.put(i)
-		return out, nil
+		return out, nil, 0
 	}
-	return append(out, p.retire(i)), nil
+	return append(out, p.retire(i)), nil, 0
 }
 
 // retire takes slot i's resource out of the pool and returns i for closeAll: the slot stays
@@ -1027,12 +1032,12 @@ func (p *Pool[T]) releaseSlow(i uint32) {
 	}
 	p.g.back(s.loan, now, true)
 	s.loan = 0
-	out, to := p.keep(i, now, nil)
+	out, to, w := p.keep(i, now, nil)
 	if to != nil {
 		// Handed on, it changed neither the idle set nor the room to make, which every change
 		// serves as it happens: nothing more to serve. The waiter is woken outside the lock.
 		p.mu.Unlock()
-		to.ch <- to.grant // its channel is empty: this never blocks
+		to.ch <- grant{i: i, w: w} // its channel is empty: this never blocks
 		return
 	}
 	out = p.serve(unread, out) // what it changed, at the clock's reading
