@@ -173,14 +173,6 @@ func rowsOf(r *stripe.Rows, p *Partition, i int) (row, xrow unsafe.Pointer) {
 	return row, xrow
 }
 
-// partRows is rowsOf for a partition p (not nil), with no test of p.
-func partRows(r *stripe.Rows, p *Partition, i int) (row, xrow unsafe.Pointer) {
-	if xrow = p.counts.Current().Row(i); xrow == nil {
-		return nil, nil
-	}
-	return r.Row(i), xrow
-}
-
 // pinGrown pins the calling goroutine to its P and returns the P's rows, as rowsOf does, after
 // GOMAXPROCS grew past the rows of l.pools or of p's counts: it grows them (Pin grows a table to
 // hold the P the goroutine is pinned to) until the P it pins has a row in both. The rows made

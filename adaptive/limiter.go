@@ -222,12 +222,14 @@ func (l *Limiter) Acquire() (Lease, bool) {
 		panic("adaptive: Limiter used without New")
 	}
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
-	row := r.Row(stripe.PinRow(r))
-	if t, ok := grab(row); ok {
-		stripe.Unpin()
-		return l.lease(t), true
+	i := stripe.PinRow(r)
+	if uint(i) < uint(r.Len()) {
+		if t, ok := grab(r.Row(i)); ok {
+			stripe.Unpin()
+			return l.lease(t), true
+		}
 	}
-	return l.takeRest(row, nil, nil)
+	return l.takeRest(r.Row(i), nil, nil)
 }
 
 // take is Partition.Acquire, a call of partition p: it is refused as a borrower while another
@@ -239,32 +241,34 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 	}
 	r := l.pools.Current()
 	// Pinned from here to Unpin, as in Acquire.
-	row, xrow := partRows(r, p, stripe.PinRow(r))
-	if t, ok := grab(row); ok {
-		tally.AddRow(xrow, tally.Admitted)
-		stripe.Unpin()
-		return l.lease(t), true
+	i := stripe.PinRow(r)
+	if x := p.counts.Current(); uint(i) < uint(r.Len()) && uint(i) < uint(x.Len()) {
+		xrow := x.Row(i)
+		if t, ok := grab(r.Row(i)); ok {
+			tally.AddRow(xrow, tally.Admitted)
+			stripe.Unpin()
+			return l.lease(t), true
+		}
 	}
+	row, xrow := rowsOf(r, p, i)
 	return l.takeRest(row, xrow, p)
 }
 
 // grab takes a credit from the pool of row, the row of the P the caller is pinned to, and counts
 // the admission there: t is the row's count of admissions. It reports false, and does nothing,
-// when row is nil (GOMAXPROCS grew past the rows) or its pool has no credit it could take.
+// when the pool has no credit it could take.
 func grab(row unsafe.Pointer) (t int64, ok bool) {
-	if row != nil {
-		w := (*int64)(row)
-		if n := atomic.LoadInt64(w); n > 0 && atomic.CompareAndSwapInt64(w, n, n-1) {
-			return tick(row), true
-		}
+	w := (*int64)(row)
+	if n := atomic.LoadInt64(w); n > 0 && atomic.CompareAndSwapInt64(w, n, n-1) {
+		return tick(row), true
 	}
 	return 0, false
 }
 
-// takeRest finishes an admission (of partition p when not nil) that grab could not make. It is
-// entered pinned, with the P's rows of l.pools and of p's counts as rowsOf returns them, and it
-// unpins: it grows the rows if the P has none, and takes a credit from the central pool or another
-// P's, or refuses.
+// takeRest finishes an admission (of partition p when not nil) that grab could not make or was not
+// tried for (row nil). It is entered pinned, with the P's rows of l.pools and of p's counts as
+// rowsOf returns them, and it unpins: it grows the rows if the P has none, and takes a credit from
+// the central pool or another P's, or refuses.
 func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool) {
 	if row == nil {
 		stripe.Unpin()
@@ -345,8 +349,10 @@ func (l *Limiter) release(o uintptr, ls *Lease) {
 	r := l.pools.Current()
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist
 	// (a zero Limiter has no lease to settle; its nil rows would fault in PinRow, before the pin).
-	row := r.Row(stripe.PinRow(r))
-	if row == nil {
+	var row unsafe.Pointer
+	if i := stripe.PinRow(r); uint(i) < uint(r.Len()) {
+		row = r.Row(i)
+	} else {
 		stripe.Unpin()
 		row, _ = l.pinGrown(nil)
 	}
@@ -368,8 +374,10 @@ func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
 	}
 	r := l.pools.Current()
 	// Pinned from here to Unpin, as in release.
-	row, xrow := partRows(r, p, stripe.PinRow(r))
-	if row == nil {
+	var row, xrow unsafe.Pointer
+	if i, x := stripe.PinRow(r), p.counts.Current(); uint(i) < uint(r.Len()) && uint(i) < uint(x.Len()) {
+		row, xrow = r.Row(i), x.Row(i)
+	} else {
 		stripe.Unpin()
 		row, xrow = l.pinGrown(p)
 	}
