@@ -224,7 +224,8 @@ func (l *Limiter) Acquire() (Lease, bool) {
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
 	i := stripe.PinRow(r)
 	if uint(i) < uint(r.Len()) {
-		if t, ok := grab(r.Row(i)); ok {
+		if row := r.Row(i); takeOne(row) {
+			t := tick(row)
 			stripe.Unpin()
 			return l.lease(t), true
 		}
@@ -243,8 +244,8 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 	// Pinned from here to Unpin, as in Acquire.
 	i := stripe.PinRow(r)
 	if x := p.counts.Current(); uint(i) < uint(r.Len()) && uint(i) < uint(x.Len()) {
-		xrow := x.Row(i)
-		if t, ok := grab(r.Row(i)); ok {
+		if row, xrow := r.Row(i), x.Row(i); takeOne(row) {
+			t := tick(row)
 			tally.AddRow(xrow, tally.Admitted)
 			stripe.Unpin()
 			return l.lease(t), true
@@ -254,19 +255,16 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 	return l.takeRest(row, xrow, p)
 }
 
-// grab takes a credit from the pool of row, the row of the P the caller is pinned to, and counts
-// the admission there: t is the row's count of admissions. It reports false, and does nothing,
-// when the pool has no credit it could take.
-func grab(row unsafe.Pointer) (t int64, ok bool) {
+// takeOne takes a credit from the pool of row, the row of the P the caller is pinned to, if the
+// pool has one it can take.
+func takeOne(row unsafe.Pointer) bool {
 	w := (*int64)(row)
-	if n := atomic.LoadInt64(w); n > 0 && atomic.CompareAndSwapInt64(w, n, n-1) {
-		return tick(row), true
-	}
-	return 0, false
+	n := atomic.LoadInt64(w)
+	return n > 0 && atomic.CompareAndSwapInt64(w, n, n-1)
 }
 
-// takeRest finishes an admission (of partition p when not nil) that grab could not make or was not
-// tried for (row nil). It is entered pinned, with the P's rows of l.pools and of p's counts as
+// takeRest finishes an admission (of partition p when not nil) that takeOne could not make or was
+// not tried for (row nil). It is entered pinned, with the P's rows of l.pools and of p's counts as
 // rowsOf returns them, and it unpins: it grows the rows if the P has none, and takes a credit from
 // the central pool or another P's, or refuses.
 func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool) {
@@ -274,8 +272,8 @@ func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool)
 		stripe.Unpin()
 		row, xrow = l.pinGrown(p)
 	}
-	t, ok := grab(row) // the P may be another after a growth, its pool not empty
-	if !ok {
+	// The P may be another after a growth, its pool not empty.
+	if !takeOne(row) {
 		if l.refusable() || !l.takeSlow((*int64)(row)) {
 			tally.AddRow(row, wRefused)
 			if xrow != nil {
@@ -287,8 +285,8 @@ func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool)
 			}
 			return Lease{}, false
 		}
-		t = tick(row)
 	}
+	t := tick(row)
 	if xrow != nil {
 		tally.AddRow(xrow, tally.Admitted)
 	}
