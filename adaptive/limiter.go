@@ -356,7 +356,9 @@ func (l *Limiter) release(o uintptr, ls *Lease) {
 	}
 	tally.AddRow(row, o)
 	if w, n := giveBack(row); l.gated(n) {
-		l.gave(w, n)
+		l.unpinGave(w, n)
+	} else {
+		stripe.Unpin()
 	}
 }
 
@@ -382,7 +384,9 @@ func (l *Limiter) settlePart(o uintptr, pl *PartitionLease) {
 	tally.AddRow(row, o)
 	tally.AddRow(xrow, o-wCounts)
 	if w, n := giveBack(row); l.gated(n) {
-		l.gave(w, n)
+		l.unpinGave(w, n)
+	} else {
+		stripe.Unpin()
 	}
 	p.settled()
 }
@@ -421,7 +425,9 @@ func (l *Limiter) sample(o uintptr, ls *Lease, p *Partition) {
 		tally.AddRow(xrow, o-wCounts)
 	}
 	if w, n := giveBack(row); l.gated(n) {
-		l.gave(w, n)
+		l.unpinGave(w, n)
+	} else {
+		stripe.Unpin()
 	}
 	if p != nil {
 		p.settled()
@@ -432,12 +438,18 @@ func (l *Limiter) sample(o uintptr, ls *Lease, p *Partition) {
 }
 
 // giveBack gives a settled call's credit back to the pool of row, the row of the P the caller is
-// pinned to, and unpins; it returns the pool's word and the credits it holds after the give.
+// pinned to: it returns the pool's word and the credits it holds after the give. The caller
+// unpins: with unpinGave when gated says so, else with Unpin (a test before the unpin, so that a
+// settle that needs nothing more keeps nothing across it).
 func giveBack(row unsafe.Pointer) (w *int64, n int64) {
 	w = (*int64)(row)
-	n = atomic.AddInt64(w, 1)
+	return w, atomic.AddInt64(w, 1)
+}
+
+// unpinGave unpins and finishes the give of a credit to the pool w, which holds n after it.
+func (l *Limiter) unpinGave(w *int64, n int64) {
 	stripe.Unpin()
-	return w, n
+	l.gave(w, n)
 }
 
 // gated reports whether a settle whose credit brought its P's pool to n credits needs gave: only a
