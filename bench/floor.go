@@ -50,6 +50,10 @@ var floorWindow = swin.New(10, 1e8, 1, 0)
 
 var floorInstant int64 = 5e7
 
+// floorState is the generator state the split probe advances: a word of a per-P row, as a
+// breaker keeps its P's draw state beside its counts.
+var floorState int64
+
 // floorCPU is the CPU reading the cpu probe calls: a function given by the user, called through
 // its value, as a shedder built WithCPU calls it.
 var floorCPU = func() func() int {
@@ -136,6 +140,13 @@ var FloorProbes = Comparison{
 		{"cpu", "a CPU reading through the function the user gave (an indirect call that returns an int)", func() Call {
 			return func(work func(), _ Outcome) bool { floorSink += int64(floorCPU()); work(); return true }
 		}},
+		{"split", "one draw in [0, 1) from a P's own splitmix64 state, a word of its row (draw.Split: a few arithmetic instructions, no call)", func() Call {
+			return func(work func(), _ Outcome) bool {
+				floorSink += int64(draw.Split(&floorState) * 1024)
+				work()
+				return true
+			}
+		}},
 		{"draw", "one random draw in [0, 1), ward's default source (math/rand/v2, the runtime's per-M ChaCha8)", func() Call {
 			return func(work func(), _ Outcome) bool {
 				floorSink += int64(draw.Float64() * 1024)
@@ -161,7 +172,8 @@ type Floor struct {
 	Also   []string // ward rows besides "ward" the floor is the floor of
 }
 
-// Floors maps each comparison to the floor of its ward path. Every part is something the design
+// Floors maps each comparison to the floor of its ward path, and "comparison/impl" to the floor
+// of a ward row (one of the comparison's Also) whose design differs from the ward row's. Every part is something the design
 // promises and the path cannot keep without: an exact count moves by an atomic read-modify-write,
 // a sample or a count that may lose but never invent goes to a per-P stripe, a decision about time
 // reads the clock, a probabilistic refusal draws.
@@ -178,10 +190,15 @@ var Floors = map[string]Floor{
 		Also:   []string{"ward-gozero"},
 	},
 	"BreakerRefuse": {
-		Parts:  []Part{{"call", 1}, {"pin", 1}},
-		Why:    "tripped (the default policy): refused at once, the refusal counted in a per-P write, the clock read only now and then; go-zero's policy throttles instead, by a draw from its P's own generator inside that same pinned write (a few instructions, not the runtime's draw)",
+		Parts:  []Part{{"call", 1}, {"pin", 1}, {"clock", 1.0 / 8}},
+		Why:    "tripped (the default policy): refused at once, the refusal counted in a per-P write; under a flood the clock is read on one refusal in 8, so the probe fires however rarely calls come",
 		Target: 100,
 		Also:   []string{"ward-gozero"},
+	},
+	"BreakerRefuse/ward-gozero": {
+		Parts:  []Part{{"call", 1}, {"bucket", 1}, {"split", 1}, {"clock", 1.0 / 8}},
+		Why:    "throttled (go-zero's policy): a draw from the P's own generator in its row, the refusal counted in that row and its drop in the P's window bucket (the ratio the throttle reads is made of drops) in one pinned section; the clock read on one refusal in 8",
+		Target: 100,
 	},
 	"Shed": {
 		Parts:  []Part{{"call", 1}, {"cpu", 1}, {"pin", 1}, {"bucket", 1}, {"clock", 2.0 / 8}, {"sum", 1.0 / 8}},

@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestFloors: every floor names a comparison of the suite and probes that exist, with a target;
 // every probe admits, and moves what it says it moves.
@@ -24,7 +28,11 @@ func TestFloors(t *testing.T) {
 		comps[c.Name] = true
 	}
 	for name, f := range Floors {
-		if !comps[name] {
+		if comp, row, own := strings.Cut(name, "/"); own { // a row's own floor: a row the comparison's floor names
+			if !comps[comp] || !slices.Contains(Floors[comp].Also, row) || len(f.Also) != 0 {
+				t.Errorf("floor of %s: %s has no floor naming row %s, or the row's floor names rows", name, comp, row)
+			}
+		} else if !comps[name] {
 			t.Errorf("floor of %s: no such comparison", name)
 		}
 		if f.Target <= 0 || f.Why == "" || len(f.Parts) == 0 || f.Parts[0] != (Part{"call", 1}) {

@@ -438,13 +438,6 @@ func floorTable(order []row, got map[string]*result) {
 		if !ok {
 			continue
 		}
-		floor, parts, known := 0.0, []string{}, true
-		for _, p := range f.Parts {
-			v, ok := op[p.Op]
-			known = known && ok
-			floor += p.Times * v
-			parts = append(parts, fmt.Sprintf("%s×%s", strconv.FormatFloat(p.Times, 'g', 3, 64), p.Op))
-		}
 		peer, peerName := math.Inf(1), "-"
 		for _, i := range c.Impls {
 			g := got[c.Name+"/"+i.Name]
@@ -459,6 +452,17 @@ func floorTable(order []row, got map[string]*result) {
 			g := got[c.Name+"/"+i.Name]
 			if g == nil || i.Name != "ward" && !slices.Contains(f.Also, i.Name) {
 				continue
+			}
+			f := f
+			if own, ok := bench.Floors[c.Name+"/"+i.Name]; ok { // a row whose design differs
+				f = own
+			}
+			floor, parts, known := 0.0, []string{}, true
+			for _, p := range f.Parts {
+				v, ok := op[p.Op]
+				known = known && ok
+				floor += p.Times * v
+				parts = append(parts, fmt.Sprintf("%s×%s", strconv.FormatFloat(p.Times, 'g', 3, 64), p.Op))
 			}
 			if g.failed != "" || !known {
 				fmt.Printf("%-14s %-20s %8s\n", c.Name, i.Name, "FAILED")
