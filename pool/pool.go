@@ -592,13 +592,15 @@ type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies
 // (slot.handed) until the slot is handed again, by which time the loan or the make it carried
 // has ended, so its owner has long received the grant and no longer reads the waiter.
 //
-// A waiter is four words, so that the few a handoff touches cost the fewest cache lines: whether
-// it is queued is read from the queue's links (see queued), and the grant a Release hands on
-// travels in the Release's own variables.
+// A waiter is 64 bytes on 64-bit targets, one cache line of its own (the allocator aligns
+// objects of that size to it), which a handoff writes anyway: whether it is queued is read from
+// the queue's links (see queued), and the grant a Release hands on is written there too, not on
+// the Release's stack, whose deeper frames a goroutine resumed after a wait has not touched lately.
 type waiter struct {
 	ch         chan grant
 	prev, next *waiter
 	spare      *waiter // among the spares: the next one
+	grant      grant   // what keep handed it, to be sent on ch outside the lock
 }
 
 // queued reports whether w is in the queue. Under the lock.
@@ -879,9 +881,8 @@ func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing) {
 			s.loan = 0
 			s.rested = now
 			var to *waiter
-			var w uint64
-			if out, to, w = p.keep(i, now, out); to != nil {
-				to.ch <- grant{i: i, w: w} // its channel is empty: this never blocks
+			if out, to = p.keep(i, now, out); to != nil {
+				to.ch <- to.grant // its channel is empty: this never blocks
 			}
 		}
 	}
@@ -959,14 +960,14 @@ func (p *Pool[T]) refuseAll(err error) {
 
 // keep places slot i, taken back from its loan at now and not idle: with the first waiter, in
 // the idle set if Limits.Idle leaves room, or out to be closed. Under the lock; a waiter it
-// hands the slot to is out of the queue and returned with the loan's word w, for the caller to
-// send its grant (to.ch <- grant{i: i, w: w}) once the lock is released, so that waking it is
-// not done under the lock. The loan's word is the one the slot's taking back moved it to (still
-// marked lent, a generation never lent before), taken as it is: handing a slot on writes no word.
-func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter, w uint64) {
+// hands the slot to is out of the queue and returned, for the caller to send its grant
+// (to.ch <- to.grant) once the lock is released, so that waking it is not done under the lock.
+// The loan's word is the one the slot's taking back moved it to (still marked lent, a generation
+// never lent before), taken as it is: handing a slot on writes no word.
+func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter) {
 	s := &p.b.slots[i]
 	if p.closed || past(now, s.born, p.b.lim.Life) {
-		return append(out, p.retire(i)), nil, 0
+		return append(out, p.retire(i)), nil
 	}
 	if p.head != nil {
 		if loan, ok := p.g.lend(now); ok {
@@ -974,15 +975,16 @@ func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waite
 			to = p.head
 			p.dequeue(to)
 			p.b.handTo(i, to)
-			return out, to, s.word.Load()
+			to.grant = grant{i: i, w: s.word.Load()}
+			return out, to
 		}
 		p.refuseAll(ErrRefused)
 	}
 	if p.b.reserve() {
 		p.b.put(i)
-		return out, nil, 0
+		return out, nil
 	}
-	return append(out, p.retire(i)), nil, 0
+	return append(out, p.retire(i)), nil
 }
 
 // retire takes slot i's resource out of the pool and returns i for closeAll: the slot stays
@@ -1032,12 +1034,12 @@ func (p *Pool[T]) releaseSlow(i uint32) {
 	}
 	p.g.back(s.loan, now, true)
 	s.loan = 0
-	out, to, w := p.keep(i, now, nil)
+	out, to := p.keep(i, now, nil)
 	if to != nil {
 		// Handed on, it changed neither the idle set nor the room to make, which every change
 		// serves as it happens: nothing more to serve. The waiter is woken outside the lock.
 		p.mu.Unlock()
-		to.ch <- grant{i: i, w: w} // its channel is empty: this never blocks
+		to.ch <- to.grant // its channel is empty: this never blocks
 		return
 	}
 	out = p.serve(unread, out) // what it changed, at the clock's reading
