@@ -41,8 +41,11 @@ type index struct {
 	mask uint64
 }
 
-// group is seven slots and their control word: 64 bytes on 64-bit targets, a cache line (arrays
-// of groups are powers of two, which the allocator aligns to their size class, a multiple of 64).
+// group is seven slots and their control word: 64 bytes on 64-bit targets, a cache line. An array
+// of up to 8 groups, or of 512 or more, starts on a line (a power of two, which the allocator
+// aligns to its size); one of 16 to 256 starts 8 bytes into a line (the allocator's header before
+// a small object with pointers of more than 512 bytes), which puts each group's control word and
+// first six slots on one line and its seventh slot on the next.
 type group struct {
 	ctrl atomic.Uint64 // byte k < 7: 0 empty, else 0x80 | the top 7 bits of slot k's hash; byte 7: ctrlPad
 	slot [groupSlots]atomic.Pointer[entry]
