@@ -179,8 +179,8 @@ type Floor struct {
 // reads the clock, a probabilistic refusal draws.
 var Floors = map[string]Floor{
 	"Adaptive": {
-		Parts:  []Part{{"call", 1}, {"cas", 1}, {"add", 1}, {"clock", 2.0 / 8}, {"pin", 1.0 / 8}},
-		Why:    "an exact in-flight count: a CAS in (against the limit), an atomic add out; one call in 8 timed (2 clock reads) and its sample written to a per-P stripe",
+		Parts:  []Part{{"call", 1}, {"pin", 2}, {"cas", 1}, {"add", 1}, {"clock", 2.0 / 8}},
+		Why:    "an exact in-flight count held as per-P credits, so that admissions on different Ps share no word (one shared word would be call + cas + add + clock/4, and every core would fight over it): an acquire takes its P's credit by a CAS and counts itself in a pinned per-P write; a settle counts its outcome in a pinned per-P write and gives the credit back by an atomic add; one call in 8 timed (2 clock reads), its sample written in the settle's pinned section",
 		Target: 120,
 	},
 	"Breaker": {
