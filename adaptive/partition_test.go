@@ -230,3 +230,52 @@ func BenchmarkPartitionAcquire(b *testing.B) {
 		hold.Pass()
 	}
 }
+
+// TestHungerEndsWhenIdle: a partition refused within its guarantee is hungry; once its calls in
+// flight fall to zero (here an untimed settle: with WithSampleEvery(1024) no call of this test is
+// timed) its hunger ends, and another partition may borrow again.
+func TestHungerEndsWhenIdle(t *testing.T) {
+	l, err := New(mustFixed(10), WithSampleEvery(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewPartitions(l, Share{"live", 0.7}, Share{"batch", 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, batch := ps.Partition("live"), ps.Partition("batch")
+	var held []PartitionLease
+	for i := 0; i < 10; i++ { // 3 of its own, 7 borrowed from idle live
+		pl, ok := batch.Acquire()
+		if !ok {
+			t.Fatalf("batch Acquire #%d refused under the limit", i)
+		}
+		held = append(held, pl)
+	}
+	if _, ok := live.Acquire(); ok {
+		t.Fatal("live admitted over the limit")
+	}
+	held[0].Ignore()
+	if _, ok := batch.Acquire(); ok {
+		t.Fatal("batch borrowed while live is hungry")
+	}
+	pl, ok := live.Acquire()
+	if !ok {
+		t.Fatal("live refused the slot a borrower freed")
+	}
+	pl.Ignore() // live's calls in flight fall to zero: its hunger ends
+	if ps.hungry.Load() != 0 {
+		t.Fatal("live still hungry with none of its calls in flight")
+	}
+	pb, ok := batch.Acquire()
+	if !ok {
+		t.Fatal("batch may not borrow the idle slot after live's hunger ended")
+	}
+	pb.Ignore()
+	for i := range held {
+		held[i].Ignore()
+	}
+	if l.InFlight() != 0 {
+		t.Fatalf("at rest: %d in flight", l.InFlight())
+	}
+}

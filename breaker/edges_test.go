@@ -264,3 +264,42 @@ func TestTrippedShortPath(t *testing.T) {
 		t.Logf("seed %d: %d probes, %d calls on the short path, %+v", seed, probes, held, short.Counts())
 	}
 }
+
+// TestThrottledLowTrafficRecovers: throttling on the default source (go-zero's policy, which
+// never trips; its probe off), a backend that failed every call and then went quiet. No call
+// settles after the last failure, so the latest reading stays where that failure left it; the
+// first refusal after a pause longer than the window reads the clock (the first refusal at a
+// reading always does), decides again at the fresh instant, finds the window empty and lets the
+// call through, taking its refusal back; the ratio it refreshed there admits every call after
+// it. Without that read, each call would be drawn for at the stale reading against the old
+// ratio.
+func TestThrottledLowTrafficRecovers(t *testing.T) {
+	p := GoZeroPolicy()
+	p.ProbeAfter = 0
+	var now int64
+	b, err := New(WithPolicy(p), WithClock(func() int64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i := 0; i < 100000 && failed < 100; i++ { // ends on a failure's settle: no refusal counted at its reading
+		now += int64(time.Millisecond)
+		if p, err := b.Allow(); err == nil {
+			p.Fail()
+			failed++
+		}
+	}
+	if r := b.Ratio(); failed < 100 || r < 0.5 {
+		t.Fatalf("setup: %d failures, ratio %v; want 100 and over 0.5", failed, r)
+	}
+	refused := b.Counts().Refused
+	now += int64(p.Window) + int64(time.Second)
+	for i := 0; i < 50; i++ {
+		if _, err := b.Allow(); err != nil {
+			t.Fatalf("call %d after a quiet %v: refused (ratio cached at the stale reading)", i, p.Window+time.Second)
+		}
+	}
+	if got := b.Counts().Refused; got != refused {
+		t.Fatalf("Counts().Refused = %d after the quiet, want %d (a refusal taken back is not counted)", got, refused)
+	}
+}
