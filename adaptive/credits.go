@@ -26,10 +26,13 @@ import (
 // A lowered limit subtracts the difference from the central pool, which may go negative (a debt),
 // and sweeps every P's pool into it. While the central pool is in debt an acquire that finds its
 // own pool empty is refused, and a release that finds a debt after adding its credit sweeps its
-// own pool into the central one (a release learns of a debt from the gate, one word that also
-// tells it when its pool filled from empty or overfilled, or a Queue waits on its credits), so
-// every credit released after the sweep pays the debt and none stays parked: no more calls than
-// the new limit are in flight once the calls admitted before the change have settled. A call
+// own pool into the central one before it unpins, so that no call takes the credit from the pool
+// first (a release learns of a debt from the gate, one word that also tells it when its pool
+// filled from empty or overfilled, or a Queue waits on its credits). Where rows are picked at
+// random rather than by the P, any caller may find a pool, so there an acquire takes no pooled
+// credit while the central pool is in debt (takeOne). So every credit released after the sweep
+// pays the debt and none stays parked or is taken: no more calls than the new limit are in
+// flight once the calls admitted before the change have settled. A call
 // that took its P's last pooled credit while the limit was being lowered is admitted under the
 // limit it read, as a compare-and-set on one in-flight count is.
 //

@@ -125,18 +125,8 @@ func TestCreditsReclaimExactly(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	drain := func() []Lease {
-		var ls []Lease
-		for {
-			lease, ok := l.Acquire()
-			if !ok {
-				return ls
-			}
-			ls = append(ls, lease)
-		}
-	}
 	park(64)
-	held := drain()
+	held := acquireAll(l)
 	if len(held) != 64 {
 		t.Fatalf("drained %d of 64", len(held))
 	}
@@ -156,11 +146,11 @@ func TestCreditsReclaimExactly(t *testing.T) {
 	}
 	park(10)
 	l.setLimit(7)
-	if got := drain(); len(got) != 7 {
+	if got := acquireAll(l); len(got) != 7 {
 		t.Fatalf("after lowering to 7 with credits parked: drained %d", len(got))
 	} else {
 		l.setLimit(9)
-		if more := drain(); len(more) != 2 {
+		if more := acquireAll(l); len(more) != 2 {
 			t.Fatalf("after raising 7 → 9: %d more, want 2", len(more))
 		}
 	}
@@ -225,14 +215,7 @@ func TestGate(t *testing.T) {
 	if gate() != open() || gate() == 0 {
 		t.Fatalf("new limiter: gate %d, want %d", gate(), open())
 	}
-	held := make([]Lease, 0, 64)
-	for {
-		lease, ok := l.Acquire()
-		if !ok {
-			break
-		}
-		held = append(held, lease)
-	}
+	held := acquireAll(l)
 	l.setLimit(10) // 64 in flight: a debt of 54
 	for i := 0; i < 54; i++ {
 		if gate() != 0 {
@@ -354,5 +337,64 @@ func TestGateStaleTune(t *testing.T) {
 		if l.gate.CompareAndSwap(g, open) {
 			t.Fatalf("step %d: a tune that read the gate before the change opened it", step)
 		}
+	}
+}
+
+// TestLoweredLimitAdmitsNoNewCall: the whole limit in flight, then lowered from 64 to 8; the 64
+// calls settle on two goroutines while three others keep asking for new calls and hold every
+// call they get. A credit given back while the debt is unpaid pays it, and none is taken by a
+// new call first: once every old call has settled, no more new calls hold a slot than the new
+// limit. (In the builds where a row is picked at random, taking pooled credits during the debt
+// admitted most of the 56 the debt was owed.)
+func TestLoweredLimitAdmitsNoNewCall(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for round := 0; round < 8; round++ {
+		l, _ := New(mustFixed(64), WithSampleEvery(1024)) // no call timed: no window closes
+		old := acquireAll(l)
+		l.setLimit(8)
+		var stop atomic.Bool
+		var admitted atomic.Int64
+		var takers, settlers sync.WaitGroup
+		for g := 0; g < 3; g++ {
+			takers.Add(1)
+			go func() {
+				defer takers.Done()
+				for !stop.Load() {
+					if _, ok := l.Acquire(); ok { // held: never settled
+						admitted.Add(1)
+					}
+				}
+			}()
+		}
+		for g := 0; g < 2; g++ {
+			settlers.Add(1)
+			go func() {
+				defer settlers.Done()
+				for i := g; i < len(old); i += 2 {
+					old[i].Ignore()
+				}
+			}()
+		}
+		settlers.Wait()
+		stop.Store(true)
+		takers.Wait()
+		if n := admitted.Load(); n > 8 {
+			t.Fatalf("round %d: %d new calls admitted after the limit was lowered to 8 (every old call settled)", round, n)
+		}
+		if n := l.InFlight(); n != int(admitted.Load()) {
+			t.Fatalf("round %d: InFlight %d, want the %d new calls held", round, n, admitted.Load())
+		}
+	}
+}
+
+// acquireAll acquires from l until it refuses and returns the leases it got.
+func acquireAll(l *Limiter) []Lease {
+	var held []Lease
+	for {
+		lease, ok := l.Acquire()
+		if !ok {
+			return held
+		}
+		held = append(held, lease)
 	}
 }

@@ -224,7 +224,7 @@ func (l *Limiter) Acquire() (Lease, bool) {
 	// Pinned from here to Unpin: only loads, atomics and plain adds on words that exist.
 	i := stripe.PinRow(r)
 	if uint(i) < uint(r.Len()) {
-		if row := r.Row(i); takeOne(row) {
+		if row := r.Row(i); l.takeOne(row) {
 			t := tick(row)
 			stripe.Unpin()
 			return l.lease(t), true
@@ -244,7 +244,7 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 	// Pinned from here to Unpin, as in Acquire.
 	i := stripe.PinRow(r)
 	if x := p.counts.Current(); uint(i) < uint(r.Len()) && uint(i) < uint(x.Len()) {
-		if row, xrow := r.Row(i), x.Row(i); takeOne(row) {
+		if row, xrow := r.Row(i), x.Row(i); l.takeOne(row) {
 			t := tick(row)
 			tally.AddRow(xrow, tally.Admitted)
 			stripe.Unpin()
@@ -256,11 +256,15 @@ func (l *Limiter) take(p *Partition) (Lease, bool) {
 }
 
 // takeOne takes a credit from the pool of row, the row of the P the caller is pinned to, if the
-// pool has one it can take.
-func takeOne(row unsafe.Pointer) bool {
+// pool has one it can take. Where a row is picked at random rather than by the P (stripe.Pinned
+// false) a pool is not its P's own, and a credit a settle has just given to it, before the settle
+// pays a debt with it, could be taken by any caller: there no pooled credit is taken while the
+// central pool is in debt. Where rows are the Ps' own the test is compiled out: only the pool's P
+// takes from it, and a settle pays a debt before it unpins (unpinGave).
+func (l *Limiter) takeOne(row unsafe.Pointer) bool {
 	w := (*int64)(row)
 	n := atomic.LoadInt64(w)
-	return n > 0 && atomic.CompareAndSwapInt64(w, n, n-1)
+	return (stripe.Pinned || l.central.Load() >= 0) && n > 0 && atomic.CompareAndSwapInt64(w, n, n-1)
 }
 
 // takeRest finishes an admission (of partition p when not nil) that takeOne could not make or was
@@ -273,7 +277,7 @@ func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool)
 		row, xrow = l.pinGrown(p)
 	}
 	// The P may be another after a growth, its pool not empty.
-	if !takeOne(row) {
+	if !l.takeOne(row) {
 		if l.refusable() || !l.takeSlow((*int64)(row)) {
 			tally.AddRow(row, wRefused)
 			if xrow != nil {
@@ -446,8 +450,11 @@ func giveBack(row unsafe.Pointer) (w *int64, n int64) {
 	return w, atomic.AddInt64(w, 1)
 }
 
-// unpinGave unpins and finishes the give of a credit to the pool w, which holds n after it.
+// unpinGave unpins and finishes the give of a credit to the pool w, which holds n after it. A
+// debt is paid before the unpin, so no call on the P takes the credit out of the pool meanwhile
+// (a goroutine preempted at the unpin would let one run).
 func (l *Limiter) unpinGave(w *int64, n int64) {
+	l.repay(w)
 	stripe.Unpin()
 	l.gave(w, n)
 }
