@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"github.com/wardgo/ward/internal/draw"
+	"github.com/wardgo/ward/internal/stripe"
+	"github.com/wardgo/ward/internal/swin"
+)
+
+// The probes of the parts ward's designs add to the basic operations: a window bucket's write, an
+// exact sum over the Ps' rows, a CPU reading through the user's function and a draw from a P's
+// own state. They are kept apart from floor.go, whose probes only need the internals every
+// version of ward has, so that cmd/instructions/beforeafter.sh can lay floor.go over an older
+// commit (there these probes are absent, and only the floors made of them go unprinted).
+func init() { FloorProbes.Impls = append(FloorProbes.Impls, designProbes...) }
+
+// floorRows is the table the sum probe reads: two words a row (calls in and calls out), as a
+// per-P count of calls in flight keeps them.
+var floorRows = func() *stripe.Table {
+	t := new(stripe.Table)
+	t.Init(2)
+	return t
+}()
+
+// floorWindow is the window the bucket probe writes: 10 buckets of 100 ms, one field; every write
+// is at floorInstant, a coarse reading the window's per-P memo knows after the first.
+var floorWindow = swin.New(10, 1e8, 1, 0)
+
+var floorInstant int64 = 5e7
+
+// floorState is the generator state the split probe advances: a word of a per-P row, as a
+// breaker keeps its P's draw state beside its counts.
+var floorState int64
+
+// floorCPU is the CPU reading the cpu probe calls: a function given by the user, called through
+// its value, as a shedder built WithCPU calls it.
+var floorCPU = func() func() int {
+	cpu := 300
+	return func() int { return cpu }
+}()
+
+var designProbes = []Impl{
+	{"bucket", "one pinned per-P write that also counts in the P's bucket of a sliding window at an instant the window's memo knows (a coarse reading): pin's write and the bucket's", func() Call {
+		t, w := floorTable, floorWindow
+		return func(work func(), _ Outcome) bool {
+			r := t.Current()
+			p := stripe.PinRow(r)
+			if row := r.Row(p); row != nil && w.AddPinned(p, floorInstant, 0, 1) {
+				stripe.Add((*int64)(row), 1)
+				stripe.Unpin()
+			} else {
+				stripe.Unpin()
+				w.AddCount(floorInstant, 0, 1, t, 0, 0)
+			}
+			work()
+			return true
+		}
+	}},
+	{"sum", "an exact count summed over every P's row (calls in less calls out), at the run's GOMAXPROCS", func() Call {
+		t := floorRows
+		return func(work func(), _ Outcome) bool {
+			var n int64
+			for r := t.Current(); r != nil; r = r.Prev() {
+				for p := range r.Len() {
+					w := (*[2]int64)(r.Row(p))
+					n += stripe.Load(&w[0]) - stripe.Load(&w[1])
+				}
+			}
+			floorSink += n
+			work()
+			return true
+		}
+	}},
+	{"cpu", "a CPU reading through the function the user gave (an indirect call that returns an int)", func() Call {
+		return func(work func(), _ Outcome) bool { floorSink += int64(floorCPU()); work(); return true }
+	}},
+	{"split", "one draw in [0, 1) from a P's own splitmix64 state, a word of its row (draw.Split: a few arithmetic instructions, no call)", func() Call {
+		return func(work func(), _ Outcome) bool {
+			floorSink += int64(draw.Split(&floorState) * 1024)
+			work()
+			return true
+		}
+	}},
+}
