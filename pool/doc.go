@@ -68,10 +68,11 @@
 // resources is reserved before a resource turns idle and given up after it leaves, so the count
 // bounds them at every instant. Acquiring an idle resource and releasing it take no lock and
 // allocate nothing; a caller that waits its turn allocates nothing either, once the pool has had
-// as many callers waiting at once, garbage collections included: the pool keeps the wait objects
-// (a small struct and a one-element channel each) of the most callers that have waited at once,
-// reused, until it is closed. The pool's mutex is taken only to make, retire or wait, and, when
-// the ward has a shedder, on every lend and return (the shedder's core is not concurrent).
+// as many callers waiting at once, garbage collections included: the pool keeps its wait objects
+// (a small struct and a one-element channel each) for reuse, one for each of the most callers that
+// have waited at once and one with each resource it has made (the last caller handed it), and
+// lets the spare ones go at Close. The pool's mutex is taken only to make, retire or wait, and,
+// when the ward has a shedder, on every lend and return (the shedder's core is not concurrent).
 //
 // A Pool is a ward.Counter: [Pool.Counts] counts each loan once, when it ends (Release a pass,
 // Destroy a fail, a failed open a fail), the Acquires the ward refused, and those whose context

@@ -440,6 +440,9 @@ func TestPoolStress(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
+	if n := p.waiters(t); n > size+workers {
+		t.Fatalf("%d wait objects kept, want at most %d", n, size+workers)
+	}
 	p.Close()
 	if c.over.Load() {
 		t.Fatal("more than Size resources live at once")
