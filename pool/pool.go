@@ -729,10 +729,13 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 	return p.make(ctx, g.i)
 }
 
-// unwait makes a spare of w, refused and its refusal received.
+// unwait makes a spare of w, refused and its refusal received, unless the pool has closed: no
+// wait is made from then on, and Close let the spares go.
 func (p *Pool[T]) unwait(w *waiter) {
 	p.mu.Lock()
-	p.b.keepWaiter(w)
+	if !p.closed {
+		p.b.keepWaiter(w)
+	}
 	p.mu.Unlock()
 }
 

@@ -102,3 +102,25 @@ func TestPoolWaitersKept(t *testing.T) {
 	}
 	checkClosed(t, c)
 }
+
+// A caller waiting when the pool closes is refused, and its wait object is not kept.
+func TestPoolWaitersGoAtClose(t *testing.T) {
+	c := &counts{}
+	p := newPool(t, c, limits(1, 1, 0, 0))
+	held, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { _, err := p.Acquire(context.Background()); done <- err }()
+	waitFor(t, "a caller waiting", func() bool { return p.Stats().Waiting == 1 })
+	p.Close()
+	if err := <-done; err != ErrClosed {
+		t.Fatalf("Acquire = %v, want ErrClosed", err)
+	}
+	if n := p.waiters(t); n != 1 {
+		t.Fatalf("after Close: %d wait objects kept, want 1 (the resource's)", n)
+	}
+	held.Release()
+	checkClosed(t, c)
+}
