@@ -385,7 +385,7 @@ func (s *Shedder) allowHot(now int64, cpu int, v verdict) (Promise, error) {
 
 // redecide reads the clock for a refusal decided at now and reports whether a decision at the
 // fresh instant admits the call: only when time moved by the granularity or more (or jumped far
-// back) and the server is no longer both hot and full.
+// back) and the decision at that instant finds the server not both hot and full.
 func (s *Shedder) redecide(now int64, cpu int) bool {
 	fresh := s.clock()
 	if c := s.poll; c != nil && fresh >= c.due.Load() {
