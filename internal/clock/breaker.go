@@ -12,8 +12,13 @@ import (
 const CountWords = rWords
 
 // Counted returns the refusals [Count] has counted in a row: what [Refusals.Load] sums.
-func Counted(row unsafe.Pointer) int64 { return stripe.Load(&(*[rWords]int64)(row)[rTotal]) }
+func Counted(row unsafe.Pointer) int64 { return stripe.Load(&(*countRow)(row).total) }
 
 // Uncount takes back the last refusal [Count] counted in a row its caller has pinned: what
-// [Refusals.Undo] does on the caller's own P.
-func Uncount(row unsafe.Pointer) { stripe.Add(&(*[rWords]int64)(row)[rTotal], -1) }
+// [Refusals.Undo] does on the caller's own P. The refusal leaves the pacing's count too, so the
+// next refusal at the same reading is paced as the one taken back was.
+func Uncount(row unsafe.Pointer) {
+	r := (*countRow)(row)
+	stripe.Add(&r.total, -1)
+	stripe.Add(&r.since, -1)
+}

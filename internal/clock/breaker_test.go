@@ -24,3 +24,25 @@ func TestCountStaysInCountWords(t *testing.T) {
 		t.Fatalf("Count wrote past CountWords: %v", row)
 	}
 }
+
+// TestUncountRepaces: a refusal taken back leaves the pacing too, so the next refusal at the same
+// reading is paced as the one taken back was (the 3rd reads nothing, the 4th reads).
+func TestUncountRepaces(t *testing.T) {
+	var row [CountWords]int64
+	p := unsafe.Pointer(&row)
+	for i, want := range []bool{true, true, false} {
+		if got := Count(p, 5); got != want {
+			t.Fatalf("refusal %d at one reading: read = %v, want %v", i+1, got, want)
+		}
+	}
+	Uncount(p)
+	if Count(p, 5) {
+		t.Fatal("the 3rd refusal again, after the 3rd was taken back: read the clock")
+	}
+	if !Count(p, 5) {
+		t.Fatal("the 4th refusal at one reading: no read")
+	}
+	if got := Counted(p); got != 4 {
+		t.Fatalf("Counted = %d, want 4", got)
+	}
+}

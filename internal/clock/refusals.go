@@ -24,15 +24,11 @@ import (
 // use.
 type Refusals struct{ t stripe.Table }
 
-// row words: refusals in all, the reading they were last counted at, and the refusals in all
-// when that reading was first counted (so the refusals since it moved are rTotal - rBase, with
-// no word to write on every refusal but rTotal).
-const (
-	rTotal = iota
-	rMark
-	rBase
-	rWords
-)
+// countRow is a row's words: refusals in all, the reading they were last counted at, and the
+// refusals counted at that reading (reset to the first when the reading moves).
+type countRow struct{ total, mark, since int64 }
+
+const rWords = int(unsafe.Sizeof(countRow{}) / 8)
 
 // Init makes the per-P rows up front rather than on the first refusal.
 func (r *Refusals) Init() { r.t.Init(rWords) }
@@ -56,23 +52,25 @@ func (r *Refusals) Refuse(seen int64) bool {
 // then stripe.Unpin.
 func (r *Refusals) Rows() *stripe.Rows { return r.t.Current() }
 
-// Count is Refuse's work on a row of a Refusals that its caller has pinned.
+// Count is Refuse's work on a row of a Refusals that its caller has pinned. It is small enough
+// to inline into a refusal path: one add, two loads and a store, and two more stores when the
+// reading has moved.
 func Count(row unsafe.Pointer, seen int64) bool {
-	w := (*[rWords]int64)(row)
-	stripe.Add(&w[rTotal], 1)
-	n := stripe.Load(&w[rTotal])
-	if stripe.Load(&w[rMark]) != seen {
-		stripe.Store(&w[rMark], seen)
-		stripe.Store(&w[rBase], n-1)
+	r := (*countRow)(row)
+	stripe.Add(&r.total, 1)
+	k := stripe.Load(&r.since) + 1 // 1 for the first refusal counted at seen
+	if stripe.Load(&r.mark) != seen {
+		stripe.Store(&r.mark, seen)
+		k = 1
 	}
-	k := n - stripe.Load(&w[rBase]) // 1 for the first refusal counted at seen
+	stripe.Store(&r.since, k)
 	return k&(k-1) == 0 || k&7 == 0
 }
 
 // Undo takes back the last refusal counted on this P: the caller read the clock, decided again at
 // the fresh instant and let the call through after all.
 func (r *Refusals) Undo() {
-	stripe.Add(&(*[rWords]int64)(r.t.Pin())[rTotal], -1)
+	Uncount(r.t.Pin())
 	stripe.Unpin()
 }
 
@@ -80,7 +78,7 @@ func (r *Refusals) Undo() {
 func (r *Refusals) Load() int64 {
 	var n int64
 	for row := range r.t.All() {
-		n += stripe.Load(&(*[rWords]int64)(row)[rTotal])
+		n += Counted(row)
 	}
 	return n
 }
