@@ -259,8 +259,8 @@ func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 // It reports false, having written nothing, when the write needs more than the head bucket as it
 // stands, when the rows have no row p, and when the P's copy of the head bucket still holds an
 // older bucket (the first write of each bucket on each P turns it, through the caller's slower
-// path). i must lie in [0, Fields()). It makes no call, so it inlines into the caller's pinned
-// section.
+// path). i must lie in [0, Fields()). It makes no call, so a caller may make it inside its
+// pinned section.
 func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
 	r := w.cur.Load()
 	h := r.head.Load()
