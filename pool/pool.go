@@ -491,17 +491,13 @@ func (b *base) giveBack(i uint32, w uint64, pass int64) int {
 		return fastStale
 	}
 	stripe.Add(&s.passed, pass)
+	if b.h.gate.Load() != 0 && b.handOn(i, w+genStep) {
+		return fastDone
+	}
 	if b.timed {
 		s.rested = b.now()
 	}
-	if b.lends || past(s.rested, s.born, b.lim.Life) {
-		return fastSlow
-	}
-	if b.h.gate.Load() != 0 && b.claim() {
-		b.hand <- grant{w: w + genStep, i: i}
-		return fastDone
-	}
-	if !b.reserve() {
+	if b.lends || past(s.rested, s.born, b.lim.Life) || !b.reserve() {
 		return fastSlow
 	}
 	b.put(i)
@@ -509,6 +505,26 @@ func (b *base) giveBack(i uint32, w uint64, pass int64) int {
 		return fastWake
 	}
 	return fastDone
+}
+
+// handOn hands slot i, taken back under the word w, to a caller waiting, if one waits that no
+// grant is owed to, the ward has no shedder (which lends under the lock) and the resource is not
+// past Life. Without Life it reads no clock: a resource handed on does not rest, and its rest is
+// timed only when it turns idle.
+func (b *base) handOn(i uint32, w uint64) bool {
+	if b.lends {
+		return false
+	}
+	if s := &b.slots[i]; b.lim.Life > 0 {
+		if s.rested = b.now(); past(s.rested, s.born, b.lim.Life) {
+			return false
+		}
+	}
+	if !b.claim() {
+		return false
+	}
+	b.hand <- grant{w: w, i: i}
+	return true
 }
 
 // claim owes one caller waiting a grant on hand, if one waits that no grant is owed to (the pool

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // settled checks, under the pool's lock, that no caller is counted as waiting and no grant is
@@ -138,4 +139,53 @@ func TestPoolCloseRefusesEveryWaiter(t *testing.T) {
 	p.settled(t)
 	held.Release()
 	checkClosed(t, c)
+}
+
+// A Release that finds a caller waiting hands the resource on unless it is past Life (then it is
+// closed and a new one opened for the waiter); a resource handed on rests from when it next turns
+// idle, not from a handoff.
+func TestPoolHandOnAges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const keep, life = 10 * time.Second, 40 * time.Second
+		clk := &fakeClock{}
+		c := &counts{}
+		p := newPool(t, c, limits(1, 1, keep, life), WithClock(clk.Now))
+		bg := context.Background()
+		// wait has a caller wait, lets l go with give, and returns what the caller got.
+		wait := func(give func()) Loan[*res] {
+			got := make(chan Loan[*res])
+			go func() {
+				l, err := p.Acquire(bg)
+				if err != nil {
+					t.Error(err)
+				}
+				got <- l
+			}()
+			synctest.Wait()
+			give()
+			return <-got
+		}
+		a, _ := p.Acquire(bg) // born at 0
+		clk.now.Store(int64(15 * time.Second))
+		b := wait(a.Release) // handed on at 15 s, within Life
+		if b.Value() != a.Value() {
+			t.Fatal("a resource within Life was not handed on")
+		}
+		clk.now.Store(int64(19 * time.Second))
+		b.Release() // idle from 19 s
+		clk.now.Store(int64(19*time.Second + keep - 1))
+		d, _ := p.Acquire(bg) // idle just under Keep: lent
+		if d.Value() != a.Value() {
+			t.Fatal("a resource idle under Keep since it turned idle was not lent")
+		}
+		clk.now.Store(int64(life + 1))
+		e := wait(d.Release) // past Life: closed, and a new one opened for the waiter
+		if e.Value() == a.Value() || a.Value().closed.Load() != 1 {
+			t.Fatalf("a resource past Life was handed on (closed %d times)", a.Value().closed.Load())
+		}
+		e.Release()
+		p.Close()
+		p.settled(t)
+		checkClosed(t, c)
+	})
 }
