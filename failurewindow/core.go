@@ -125,7 +125,7 @@ func (c *Core) try(key string, now int64, reserved bool) (done, used bool) {
 		return false, false
 	}
 	e := newEntry(key, 0, now)
-	c.index[e.key] = e
+	c.index[e.key()] = e
 	c.entries = append(c.entries, e)
 	return true, true
 }
@@ -164,7 +164,7 @@ func (c *Core) evict(now int64) bool {
 // remove forgets key j, moving the last key into its place.
 func (c *Core) remove(j int) {
 	last := len(c.entries) - 1
-	delete(c.index, c.entries[j].key)
+	delete(c.index, c.entries[j].key())
 	c.entries[j] = c.entries[last]
 	c.entries[last] = nil
 	c.entries = c.entries[:last]
@@ -186,7 +186,7 @@ func (c *Core) Sweep(now int64) {
 		c.entries = append([]*entry(nil), c.entries...)
 		index := make(map[string]*entry, len(c.entries))
 		for _, e := range c.entries {
-			index[e.key] = e
+			index[e.key()] = e
 		}
 		c.index = index
 	}

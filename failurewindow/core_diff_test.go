@@ -50,7 +50,7 @@ func newPair(t testing.TB, limit int, window time.Duration, bound int64, seed ui
 
 func (p *pair) coreRoll() float64 {
 	r := p.rng.Float64()
-	p.probed = append(p.probed, p.c.entries[pick(r, int64(len(p.c.entries)))].key)
+	p.probed = append(p.probed, p.c.entries[pick(r, int64(len(p.c.entries)))].key())
 	return r
 }
 
@@ -69,7 +69,7 @@ func (p *pair) windowRoll() float64 {
 	p.probed = p.probed[1:]
 	for s := range p.w.shards {
 		for j, e := range p.w.shards[s].entries {
-			if e.key == key {
+			if e.key() == key {
 				p.second, p.pending = (float64(j)+0.5)/float64(p.w.maxLen.Load()), true
 				return (float64(s) + 0.5) / shards
 			}

@@ -145,7 +145,7 @@ func TestCoreEvictionDraws(t *testing.T) {
 	if used != 3 {
 		t.Fatalf("%d draws, want 3: bad (0.1), bad (NaN, as 0), y (0.9)", used)
 	}
-	if _, ok := c.index["y"]; ok || c.Len() != 3 || c.entries[2].key != "new" {
+	if _, ok := c.index["y"]; ok || c.Len() != 3 || c.entries[2].key() != "new" {
 		t.Fatalf("keys %v, want y forgotten and new in its place", c.index)
 	}
 	if s := c.Snapshot(); s.Stored != 4 || s.Evictions != 1 || s.Uncounted != 0 {
@@ -212,8 +212,8 @@ func TestCoreKeys(t *testing.T) {
 		}
 	}
 	for _, e := range c.entries {
-		if len(e.key) > MaxKeyLen {
-			t.Fatalf("a key of %d bytes stored whole", len(e.key))
+		if len(e.key()) > MaxKeyLen {
+			t.Fatalf("a key of %d bytes stored whole", len(e.key()))
 		}
 	}
 }

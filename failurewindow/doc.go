@@ -71,12 +71,14 @@
 //     Writers change it by single atomic stores (an entry into an empty slot and then its control
 //     byte, a tombstone for a deletion, a fresh array published whole when it fills); each shard's
 //     array and its size are published together, immutable, behind one pointer in a dense array
-//     of heads that readers keep cached, so a reader loads one word to find them. Each entry (64
-//     bytes, one cache line) publishes what Admit needs (is it at its limit, its oldest and
-//     newest stamp) in atomic words under a sequence number; a reader that catches a write under
-//     way, or a key whose stamps need a pull-back, judges under the shard's lock instead. Admit of
-//     a known key hashes it once and writes no shared word (its count goes to its P's own row),
-//     so readers on different cores never pass a cache line back and forth; Admit of an unknown
+//     of heads that readers keep cached, so a reader loads one word to find them. Each entry
+//     holds its key's bytes right after the words it publishes for Admit (is it at its limit,
+//     its oldest and newest stamp: atomic words under a sequence number), in one allocation, so
+//     a lookup reads the key and the stamps at addresses it knows once it has the entry, with no
+//     pointer to follow; a reader that catches a write under way, or a key whose stamps need a
+//     pull-back, judges under the shard's lock instead. Admit of a known key hashes it once and
+//     writes no shared word (its count goes to its P's own row), so readers on different cores
+//     never pass a cache line back and forth; Admit of an unknown
 //     key does not read the clock. A key is hashed 16 bytes at a time under three 64-bit keys
 //     drawn at New (each pair of words multiplied into 128 bits and folded, as wyhash does), so
 //     that where a key lands can be neither foreseen nor aimed at from outside; a key whose hash
@@ -92,7 +94,7 @@
 //   - Configuration errors match [ErrInvalid] and ward.ErrInvalid and name the parameter or
 //     option: a zero or negative limit or window, a limit over [MaxStoredFailures], a nil option,
 //     clock or predicate.
-//   - Memory: each stored failure costs its stamp, a share of its entry and of the index, and
-//     the table's own copy of its key (the caller's strings are not kept); README gives the
-//     measured bytes per stored failure and for a full table.
+//   - Memory: each stored failure costs its stamp, a share of its entry (which holds the
+//     table's own copy of its key: the caller's strings are not kept) and of the index; README
+//     gives the measured bytes per stored failure and for a full table.
 package failurewindow

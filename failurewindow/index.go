@@ -81,7 +81,7 @@ func empties(c uint64) uint64 { return ^c & slotHighs }
 
 // tomb marks a deleted slot: probes go past it, inserts leave it to the next rebuild. Its key is
 // longer than any key the table stores, so no lookup matches it.
-var tomb = &entry{key: string(make([]byte, MaxKeyLen+1))}
+var tomb = allocEntry(string(make([]byte, MaxKeyLen+1)), 0)
 
 // noIndex is the index of a shard with no keys: one empty group, so a lookup finds nothing
 // without a branch of its own. New puts it in every head.
@@ -132,43 +132,43 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 	h := fold(k.k[2]^uint64(n), fold(lo^k.k[1], hi^acc))
 
 	base, mask := heads[h%shards].view()
-	fp := fingerprint(h)
+	fp, hl := fingerprint(h), hashLen(h, n)
 	for i := (h >> 8) & mask; ; i = (i + 1) & mask { // the low 8 bits chose the shard
 		g := groupAt(base, i)
 		c := g.ctrl.Load()
 	slots:
 		for m := matches(c, fp); m != 0; m &= m - 1 {
 			e := g.at(bits.TrailingZeros64(m) / slotBits).Load() // full: stored before its byte
-			s := e.key
-			if e.hash != h || len(s) != n {
+			if e.hk != hl {
 				continue
 			}
+			s := e.keyAt() // n bytes
 			switch {
 			case n > 16:
 				if n <= 32 { // the loop below, run twice
-					if word(s, n-16) != lo || word(s, n-8) != hi || word(s, 0) != word(key, 0) || word(s, 8) != word(key, 8) {
+					if wordAt(s, n-16) != lo || wordAt(s, n-8) != hi || wordAt(s, 0) != word(key, 0) || wordAt(s, 8) != word(key, 8) {
 						continue
 					}
 					break
 				}
 				for j := 0; j < n-16; j += 8 {
-					if word(s, j) != word(key, j) {
+					if wordAt(s, j) != word(key, j) {
 						continue slots
 					}
 				}
-				if word(s, n-16) != lo || word(s, n-8) != hi {
+				if wordAt(s, n-16) != lo || wordAt(s, n-8) != hi {
 					continue
 				}
 			case n >= 8:
-				if word(s, 0) != lo || word(s, n-8) != hi {
+				if wordAt(s, 0) != lo || wordAt(s, n-8) != hi {
 					continue
 				}
 			case n >= 4:
-				if half(s, 0) != lo || half(s, n-4) != hi {
+				if halfAt(s, 0) != lo || halfAt(s, n-4) != hi {
 					continue
 				}
 			case n > 0:
-				if uint64(s[0])<<16|uint64(s[n>>1])<<8|uint64(s[n-1]) != lo {
+				if byteAt(s, 0)<<16|byteAt(s, n>>1)<<8|byteAt(s, n-1) != lo {
 					continue
 				}
 			}
@@ -184,13 +184,13 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 // control byte.
 func place(a []group, e *entry) {
 	mask := uint64(len(a) - 1)
-	for i := (e.hash >> 8) & mask; ; i = (i + 1) & mask {
+	for i := (e.hk >> 8) & mask; ; i = (i + 1) & mask {
 		g := &a[i]
 		c := g.ctrl.Load()
 		if m := empties(c); m != 0 {
 			k := bits.TrailingZeros64(m) / slotBits
 			g.slot[k].Store(e)
-			g.ctrl.Store(c | fingerprint(e.hash)<<(slotBits*k))
+			g.ctrl.Store(c | fingerprint(e.hk)<<(slotBits*k))
 			return
 		}
 	}
@@ -240,7 +240,7 @@ func (t *table) publish(a []group) {
 // unplace deletes e from the shard's index. The caller holds the lock.
 func (t *table) unplace(e *entry) {
 	mask := uint64(len(t.groups) - 1)
-	for i := (e.hash >> 8) & mask; ; i = (i + 1) & mask {
+	for i := (e.hk >> 8) & mask; ; i = (i + 1) & mask {
 		for k := range t.groups[i].slot {
 			if s := &t.groups[i].slot[k]; s.Load() == e {
 				s.Store(tomb)

@@ -29,10 +29,49 @@ func TestLayout(t *testing.T) {
 	if size := unsafe.Sizeof(shard{}); size%line != 0 {
 		t.Errorf("a shard is %d bytes, not a whole number of %d-byte lines", size, line)
 	}
-	if strconv.IntSize == 64 && (unsafe.Sizeof(group{}) != 64 || unsafe.Sizeof(entry{}) != 64) {
-		t.Errorf("a group is %d bytes and an entry %d, want 64: a cache line each", unsafe.Sizeof(group{}), unsafe.Sizeof(entry{}))
+	if strconv.IntSize == 64 {
+		if unsafe.Sizeof(group{}) != 64 {
+			t.Errorf("a group is %d bytes, want 64: a cache line", unsafe.Sizeof(group{}))
+		}
+		// an entry with its key fills one of the allocator's size classes, 64 bytes (a line) and
+		// up in steps of 16
+		for i, size := range []uintptr{
+			unsafe.Sizeof(entryOf[[16]byte]{}), unsafe.Sizeof(entryOf[[32]byte]{}),
+			unsafe.Sizeof(entryOf[[48]byte]{}), unsafe.Sizeof(entryOf[[64]byte]{}),
+			unsafe.Sizeof(entryOf[[80]byte]{}), unsafe.Sizeof(entryOf[[96]byte]{}),
+			unsafe.Sizeof(entryOf[[112]byte]{}), unsafe.Sizeof(entryOf[[128]byte]{}),
+		} {
+			if want := uintptr(64 + 16*i); size != want {
+				t.Errorf("entry %d with its key is %d bytes, want %d", i, size, want)
+			}
+		}
 	}
 	if size := unsafe.Sizeof(w); size%line != 0 {
 		t.Errorf("a Window is %d bytes, not a whole number of %d-byte lines", size, line)
+	}
+}
+
+// TestEntryKey: an entry holds a copy of its key, of every length up to the tombstone's, and its
+// hash but for the low byte, which holds the key's length; writing one entry's key leaves its
+// neighbours' alone (under -race, checkptr also fails a key copied past its allocation).
+func TestEntryKey(t *testing.T) {
+	const h = 0x9e3779b97f4a7c15
+	var entries []*entry
+	var keys []string
+	for n := 0; n <= MaxKeyLen+1; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(n + i)
+		}
+		keys = append(keys, string(b))
+		entries = append(entries, allocEntry(string(b), h))
+	}
+	for n, e := range entries {
+		if got := e.key(); got != keys[n] {
+			t.Fatalf("entry of a %d-byte key holds %q, want %q", n, got, keys[n])
+		}
+		if e.hk != hashLen(h, n) || e.hk>>8 != h>>8 || int(e.hk&0xff) != n {
+			t.Fatalf("entry of a %d-byte key: hk %#x, want the hash %#x with its low byte %d", n, e.hk, uint64(h), n)
+		}
 	}
 }

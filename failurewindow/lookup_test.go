@@ -3,7 +3,6 @@ package failurewindow
 import (
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -56,27 +55,27 @@ func TestFindComparesEveryByte(t *testing.T) {
 			for i := range b {
 				c := []byte(key)
 				c[i] ^= 1 << (i % 8)
-				place(a, &entry{key: string(c), hash: h})
+				place(a, allocEntry(string(c), h))
 			}
 			if withKey {
-				place(a, &entry{key: strings.Clone(key), hash: h})
+				place(a, allocEntry(key, h))
 			}
 			return a
 		}
 		a := index(true)
-		if e, got := findAt(k, &a[0], uint64(len(a)-1), key); e == nil || e.key != key || got != h {
+		if e, got := findAt(k, &a[0], uint64(len(a)-1), key); e == nil || e.key() != key || got != h {
 			t.Fatalf("len %d: find = %v, %#x, want the key's entry and %#x", n, e, got, h)
 		}
 		a = index(false)
 		if e, _ := findAt(k, &a[0], uint64(len(a)-1), key); e != nil {
-			t.Fatalf("len %d: found %q for %q", n, e.key, key)
+			t.Fatalf("len %d: found %q for %q", n, e.key(), key)
 		}
 		if n > 0 {
 			a := make([]group, 1)
 			a[0].ctrl.Store(ctrlPad)
-			place(a, &entry{key: key, hash: hashOf(k, key[:n-1])})
+			place(a, allocEntry(key, hashOf(k, key[:n-1])))
 			if e, _ := findAt(k, &a[0], 0, key[:n-1]); e != nil {
-				t.Fatalf("len %d: found %q for a shorter key", n, e.key)
+				t.Fatalf("len %d: found %q for a shorter key", n, e.key())
 			}
 		}
 	}
@@ -89,13 +88,13 @@ func TestFindSkipsTombstones(t *testing.T) {
 	k := &keying{k: [3]uint64{1, 0, 3}} // a zero middle key: every product with a zero word is 0
 	for _, key := range []string{"", "a", string(make([]byte, MaxKeyLen))} {
 		h := hashOf(k, key)
-		if (h == tomb.hash) != (key != "a") {
-			t.Fatalf("key of %d bytes: hash %#x, tombstone's %#x", len(key), h, tomb.hash)
+		if (h>>8 == tomb.hk>>8) != (key != "a") {
+			t.Fatalf("key of %d bytes: hash %#x, tombstone's %#x", len(key), h, tomb.hk)
 		}
 		a := make([]group, 1)
 		a[0].ctrl.Store(ctrlPad)
 		for range groupSlots - 1 {
-			place(a, &entry{key: key, hash: h})
+			place(a, allocEntry(key, h))
 		}
 		for k := range groupSlots - 1 {
 			a[0].slot[k].Store(tomb) // deleted, as unplace leaves them
@@ -103,7 +102,7 @@ func TestFindSkipsTombstones(t *testing.T) {
 		if e, _ := findAt(k, &a[0], 0, key); e != nil {
 			t.Fatalf("key of %d bytes: found a tombstone", len(key))
 		}
-		e := &entry{key: key, hash: h}
+		e := allocEntry(key, h)
 		place(a, e)
 		if got, _ := findAt(k, &a[0], 0, key); got != e {
 			t.Fatalf("key of %d bytes: the entry past the tombstones not found", len(key))

@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -156,10 +155,30 @@ func push(e *entry, now int64, limit int) {
 // newEntry returns the entry of a key's first failure, at now, holding its own copy of key (never
 // the caller's buffer).
 func newEntry(key string, h uint64, now int64) *entry {
-	e := &entry{key: strings.Clone(key), hash: h, ring: newRing(1), n: 1}
+	e := allocEntry(key, h)
+	e.ring, e.n = newRing(1), 1
 	*e.ring = now
 	return e
 }
+
+// allocEntry returns an entry of key, with hash h, and no stamps: the smallest entryOf that holds
+// the key's bytes, which it copies there. An entry and its key take a size class of the Go
+// allocator from 64 bytes up in steps of 16, each entryOf one. key is at most MaxKeyLen + 1 bytes
+// long (the tombstone's).
+func allocEntry(key string, h uint64) *entry {
+	e := entryAllocs[max(len(key)-1, 0)/16]()
+	e.hk = hashLen(h, len(key))
+	copy(unsafe.Slice((*byte)(e.keyAt()), len(key)), key)
+	return e
+}
+
+// entryAllocs[i] allocates an entry with room for 16(i+1) bytes of key.
+var entryAllocs = [...]func() *entry{
+	allocOf[[16]byte], allocOf[[32]byte], allocOf[[48]byte], allocOf[[64]byte], allocOf[[80]byte],
+	allocOf[[96]byte], allocOf[[112]byte], allocOf[[128]byte], allocOf[[144]byte],
+}
+
+func allocOf[K any]() *entry { return &new(entryOf[K]).entry }
 
 // probe judges e, a key an eviction looked at, at now: its expired stamps are dropped, and forget
 // says whether it is below its limit and so to be forgotten. freed counts the stamps it gives
@@ -216,15 +235,25 @@ func fold(a, b uint64) uint64 {
 
 // word returns the 8 bytes of s from byte i on as a little-endian word; the caller ensures
 // 0 <= i <= len(s) − 8.
-func word(s string, i int) uint64 {
-	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))[:])
-}
+func word(s string, i int) uint64 { return wordAt(unsafe.Pointer(unsafe.StringData(s)), i) }
 
 // half returns the 4 bytes of s from byte i on as a little-endian word; the caller ensures
 // 0 <= i <= len(s) − 4.
-func half(s string, i int) uint64 {
-	return uint64(binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))[:]))
+func half(s string, i int) uint64 { return halfAt(unsafe.Pointer(unsafe.StringData(s)), i) }
+
+// wordAt returns the 8 bytes from p + i on as a little-endian word; the caller ensures they lie
+// within one string's bytes (or one entry's key).
+func wordAt(p unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
 }
+
+// halfAt returns the 4 bytes from p + i on as a little-endian word, as wordAt does.
+func halfAt(p unsafe.Pointer, i int) uint64 {
+	return uint64(binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(p, i))[:]))
+}
+
+// byteAt returns the byte at p + i, as wordAt does.
+func byteAt(p unsafe.Pointer, i int) uint64 { return uint64(*(*byte)(unsafe.Add(p, i))) }
 
 // digest returns key's 128-bit digest, written into buf.
 func (k *keying) digest(key string, buf *[16]byte) string {

@@ -138,19 +138,37 @@ const (
 // published in atomic words under a sequence number, so Admit reads it without the lock: a reader
 // that sees the number odd or changed across its reads takes the lock instead.
 //
-// It is 64 bytes on 64-bit targets, so the allocator puts it on one cache line of its own: what
-// Admit reads (hash, the published words, the key) is one line. The ring is a pointer to its
-// first stamp; its size is kept in the word just before (newRing).
+// The key's bytes follow the entry in the same allocation (newEntry picks the smallest of the
+// entryOf types that holds them), right after the words Admit reads, so that a lookup finds the
+// hash, the published words and the key's bytes at addresses it knows as soon as it has the entry:
+// no pointer to follow to a key stored elsewhere, and a key of up to 16 bytes shares one cache
+// line with them (an entry of up to 64 bytes is a line of its own).
 type entry struct {
-	hash uint64        // key's hash under the Window's keys (keying); set before the entry is published
-	seq  atomic.Uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes
+	ring *int64        // the ring's first stamp (stamps)
+	at   int32         // index in ring of the oldest stamp
+	n    int32         //
+	hk   uint64        // the key's hash under the Window's keys (keying), its low byte the key's length (hashLen); set before the entry is published
+	seq  atomic.Uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes, so it only grows
 	head atomic.Int64  // the ring's oldest stamp, as of the last publish
 	tail atomic.Int64  // the ring's newest stamp, as of the last publish
-	key  string
-	ring *int64 // the ring's first stamp (stamps)
-	at   int32  // index in ring of the oldest stamp
-	n    int32
+	// the key's bytes follow (key)
 }
+
+// entryOf is an entry with room for up to len(K) bytes of key after it.
+type entryOf[K any] struct {
+	entry
+	key K
+}
+
+// hashLen is what an entry of a key of n bytes with hash h holds in hk: the hash with its low
+// byte, which names the shard and so is the same for every key of a shard, replaced by n.
+func hashLen(h uint64, n int) uint64 { return h&^0xff | uint64(n) }
+
+// key returns e's key: its bytes, stored after it.
+func (e *entry) key() string { return unsafe.String((*byte)(e.keyAt()), int(e.hk&0xff)) }
+
+// keyAt returns where e's key's bytes start.
+func (e *entry) keyAt() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(*e)) }
 
 // newRing returns a ring of size stamps, its size stored in the word before the first.
 func newRing(size int) *int64 {
@@ -266,7 +284,7 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 	if len(key) > MaxKeyLen {
 		return w.admitLong(key, now, clocked)
 	}
-	if e, h := w.find(&w.heads, key); e == nil {
+	if e, _ := w.find(&w.heads, key); e == nil {
 		ok = true
 	} else {
 		switch {
@@ -278,13 +296,15 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 		}
 		seq := e.seq.Load()
 		head, tail := e.head.Load(), e.tail.Load()
-		if seq&1 == 0 && e.seq.Load() == seq && !w.ahead(tail, now) {
-			// fewer than limit stamps, or the oldest has left
-			if ok = seq&2 == 0 || w.out(head, now); !ok {
-				retryAfter = w.wait(head, now)
+		// seq even and unchanged across the reads: seq only grows, so a second reading equal to
+		// seq with bit 0 cleared is both
+		if e.seq.Load() == seq&^1 && !w.ahead(tail, now) {
+			ok = true // fewer than limit stamps, or the oldest has left
+			if seq&2 != 0 && !w.out(head, now) {
+				ok, retryAfter = false, w.wait(head, now)
 			}
 		} else {
-			ok, retryAfter = w.admitLocked(key, h, now)
+			ok, retryAfter = w.admitLocked(key, now)
 		}
 	}
 	i := tally.Refused
@@ -314,9 +334,10 @@ func (w *Window) add(i int) {
 	stripe.Unpin()
 }
 
-// admitLocked judges key, stored with hash h, at now under its shard's lock: the entry being
-// written, or a pull-back to write.
-func (w *Window) admitLocked(key string, h uint64, now int64) (ok bool, retryAfter time.Duration) {
+// admitLocked judges key at now under its shard's lock: the entry being written, or a pull-back
+// to write.
+func (w *Window) admitLocked(key string, now int64) (ok bool, retryAfter time.Duration) {
+	_, h := w.find(&w.heads, key) // the hash, which names the shard to lock
 	s := &w.shards[h%shards]
 	s.mu.Lock()
 	e, _ := w.find(&w.heads, key) // under the lock: the index as the lock's holders left it
