@@ -535,19 +535,8 @@ func (b *base) handOn(i uint32, w uint64) bool {
 // The callers waiting are not named: every one receives from hand, in the order they began to
 // receive (the channel's), and the gate counts those no grant is owed to yet. So the callers
 // receiving always number at least the grants owed, and every grant sent is received by exactly
-// one of them. Close sets the count to 0 as it sets closedBit; a caller that counts itself after
-// that uncounts itself at once.
-func (b *base) claim() bool {
-	for {
-		g := b.h.gate.Load()
-		if g == 0 || g&closedBit != 0 {
-			return false
-		}
-		if b.h.gate.CompareAndSwap(g, g-1) {
-			return true
-		}
-	}
-}
+// one of them. Close sets the count to 0 as it sets closedBit, and it stays 0.
+func (b *base) claim() bool { return b.step(-1) }
 
 // claimAll owes a grant to every caller waiting that none is owed to yet, and returns how many.
 func (b *base) claimAll() int64 {
@@ -555,6 +544,26 @@ func (b *base) claimAll() int64 {
 		g := b.h.gate.Load()
 		if n := g &^ closedBit; n == 0 || b.h.gate.CompareAndSwap(g, g&closedBit) {
 			return n
+		}
+	}
+}
+
+// join counts the caller among the waiters when others already wait unserved: then nothing is
+// idle and there is no room to make that the pool has not served (whoever changes that serves the
+// waiters, see giveBack and serve), and the caller need not look. The first to wait counts itself
+// under the pool's lock instead, and serves before it lets the lock go: so no caller counted
+// needs the lock before it receives, and a send made under the lock never waits on one that does.
+func (b *base) join() bool { return b.step(1) }
+
+// step moves the count of waiters no grant is owed to by d, unless it is 0 (or the pool closed).
+func (b *base) step(d int64) bool {
+	for {
+		g := b.h.gate.Load()
+		if g == 0 || g&closedBit != 0 {
+			return false
+		}
+		if b.h.gate.CompareAndSwap(g, g+d) {
+			return true
 		}
 	}
 }
@@ -651,15 +660,16 @@ type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies
 // the first (nothing idle was left for the others), and receives its grant.
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
-	switch was := p.b.h.gate.Add(1) - 1; {
-	case was&closedBit != 0:
-		p.b.h.gate.Add(-1) // Close has refused those it counted; this one was not
-		return Loan[T]{}, ErrClosed
-	case was == 0:
-		// The first to wait serves what is idle, or room to make, to the callers counted
-		// (this one among them); every change after is served by whoever makes it. While
-		// others wait, that has been done: the caller need not look.
+	if !p.b.join() {
 		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return Loan[T]{}, ErrClosed
+		}
+		// The count turns from 0 under the lock: what is idle, or room to make, is served
+		// now, to the callers counted (this one among them), and every change after is
+		// served by whoever makes it.
+		p.b.h.gate.Add(1)
 		out := p.serve(unread, nil)
 		p.mu.Unlock()
 		p.closeAll(out)
