@@ -106,14 +106,17 @@ func groupAt(base *group, i uint64) *group {
 //
 // The hash takes the key 16 bytes at a time, each pair of words multiplied into 128 bits and
 // folded (the wyhash construction), under the three keys drawn when the table was built, so that
-// no input zeroes a product, and no collision can be aimed at, without them. A key is compared in
+// no input zeroes a product, and no collision can be aimed at, without them. The last 16 bytes
+// are folded apart from those before them, and the two results folded together, so that the
+// multiplications of a key of up to 32 bytes are two deep, not three. A key is compared in
 // full wherever its hash matches: the hash only places it.
 func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 	n := len(key)
 	var lo, hi uint64 // the words of key the hash reads last, which the compare reuses
-	acc := k.k[0]
+	x := k.k[2] ^ uint64(n)
 	switch {
-	case n > 16: // the last 16 bytes make the final words, what comes before is folded into acc
+	case n > 16: // all but the last 16 bytes folded into x, beside the last 16 rather than before them
+		acc := k.k[0]
 		if n > 32 {
 			for i := 0; i < n-16; i += 16 {
 				acc = fold(word(key, i)^k.k[1], word(key, i+8)^acc)
@@ -121,6 +124,7 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 		} else { // the loop, run once
 			acc = fold(word(key, 0)^k.k[1], word(key, 8)^acc)
 		}
+		x ^= acc
 		lo, hi = word(key, n-16), word(key, n-8)
 	case n >= 8:
 		lo, hi = word(key, 0), word(key, n-8)
@@ -129,7 +133,7 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 	case n > 0:
 		lo = uint64(key[0])<<16 | uint64(key[n>>1])<<8 | uint64(key[n-1])
 	}
-	h := fold(k.k[2]^uint64(n), fold(lo^k.k[1], hi^acc))
+	h := fold(x, fold(lo^k.k[1], hi^k.k[0]))
 
 	base, mask := heads[h%shards].view()
 	fp, hl := fingerprint(h), hashLen(h, n)
