@@ -280,10 +280,21 @@ func (w *Window) AdmitAt(key string, now int64) (ok bool, retryAfter time.Durati
 // table holds), and counts the answer. It reads the key's entry without the lock from its
 // published words (index.go); a write under way or during the reads, or stamps that need a
 // pull-back (a write), send it to admitLocked.
+//
+// It pins its P before the lookup, so that the pin's work overlaps the lookup's rather than
+// following it, and counts the answer in the P's row before it unpins. Nothing that runs pinned
+// can panic, block or call the user's code: find takes no lock and makes no call, and ward's clock
+// is read pinned; the user's clock (WithClock) and the shard's lock are taken unpinned, and the
+// answer is then counted by add.
 func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter time.Duration) {
 	if len(key) > MaxKeyLen {
 		return w.admitLong(key, now, clocked)
 	}
+	r := w.counts.Current() // add's work written out: no call on the common path
+	row := r.Row(stripe.PinRow(r))
+	if row == nil { // GOMAXPROCS grew past the rows: add grows them, below
+		stripe.Unpin()
+	} // pinned while row is not nil
 	if e, _ := w.find(&w.heads, key); e == nil {
 		ok = true
 	} else {
@@ -292,6 +303,10 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 		case w.clock == nil: // Now, written out: a direct call of ward's clock, inlined
 			now = clock.Now()
 		default:
+			if row != nil {
+				stripe.Unpin()
+				row = nil
+			}
 			now = w.clock()
 		}
 		seq := e.seq.Load()
@@ -304,6 +319,10 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 				ok, retryAfter = false, w.wait(head, now)
 			}
 		} else {
+			if row != nil {
+				stripe.Unpin()
+				row = nil
+			}
 			ok, retryAfter = w.admitLocked(key, now)
 		}
 	}
@@ -311,14 +330,12 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 	if ok {
 		i = tally.Admitted
 	}
-	r := w.counts.Current() // add's work written out: no call on the common path
-	if row := r.Row(stripe.PinRow(r)); row != nil {
-		tally.AddRow(row, uintptr(i))
-		stripe.Unpin()
-	} else { // GOMAXPROCS grew past the rows: add grows them
-		stripe.Unpin()
+	if row == nil {
 		w.add(i)
+		return ok, retryAfter
 	}
+	tally.AddRow(row, uintptr(i))
+	stripe.Unpin()
 	return ok, retryAfter
 }
 
