@@ -163,3 +163,64 @@ func TestCountsAllocs(t *testing.T) {
 		t.Errorf("Counts = %+v, want every call counted", c)
 	}
 }
+
+// TestAdmitCountsEveryPath: each way Admit reaches its answer counts it once, in the row of the P
+// it pinned or through add when it unpinned first: an unknown key, a known key judged lock-free
+// (admitted, refused, out of the window), one caught while a write is under way and one whose
+// stamps need a pull-back (both judged under the lock), and a key judged on the user's clock.
+func TestAdmitCountsEveryPath(t *testing.T) {
+	const sec, min = int64(time.Second), int64(time.Minute)
+	w, err := New(1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := New(1, time.Minute, WithClock(func() int64 { return sec }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordAt("a", 0)
+	w.RecordAt("far", 10*min) // stamped far ahead of the instants below: a pull-back
+	user.RecordAt("a", 0)
+	var want, wantUser ward.Counts
+	want.Failed, wantUser.Failed = 2, 1
+	steps := []struct {
+		name string
+		w    *Window
+		call func() bool
+		ok   bool
+	}{
+		{"unknown key", w, func() bool { ok, _ := w.AdmitAt("b", sec); return ok }, true},
+		{"unknown key, clocked", w, func() bool { ok, _ := w.Admit("b"); return ok }, true},
+		{"known key at its limit", w, func() bool { ok, _ := w.AdmitAt("a", sec); return ok }, false},
+		{"known key, out of the window", w, func() bool { ok, _ := w.AdmitAt("a", 2*min); return ok }, true},
+		{"a write under way", w, func() bool {
+			e, _ := w.find(&w.heads, "a")
+			e.begin() // as a writer holding the lock would leave it; admitLocked's publish ends it
+			ok, _ := w.AdmitAt("a", sec)
+			return ok
+		}, false},
+		{"a pull-back", w, func() bool { ok, _ := w.AdmitAt("far", sec); return ok }, false},
+		{"the user's clock", user, func() bool { ok, _ := user.Admit("a"); return ok }, false},
+		{"the user's clock, unknown key", user, func() bool { ok, _ := user.Admit("b"); return ok }, true},
+	}
+	for _, st := range steps {
+		if ok := st.call(); ok != st.ok {
+			t.Fatalf("%s: admitted %v, want %v", st.name, ok, st.ok)
+		}
+		c := &want
+		if st.w == user {
+			c = &wantUser
+		}
+		if st.ok {
+			c.Admitted++
+		} else {
+			c.Refused++
+		}
+		if got := st.w.Counts(); got != *c {
+			t.Fatalf("%s: Counts = %+v, want %+v", st.name, got, *c)
+		}
+	}
+	if e, _ := w.find(&w.heads, "a"); e.seq.Load()&1 != 0 {
+		t.Fatal("the write under way was not ended by the judgment under the lock")
+	}
+}
