@@ -590,12 +590,17 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 		if got == fastNone {
 			break
 		}
-		p.mu.Lock()
-		out := p.serve(unread, []uint32{p.retire(i)})
-		p.mu.Unlock()
-		p.closeAll(out)
+		p.retireStale(i)
 	}
 	return p.acquireSlow(ctx)
+}
+
+// retireStale retires slot i, which Acquire took off the idle set past its age.
+func (p *Pool[T]) retireStale(i uint32) {
+	p.mu.Lock()
+	out := p.serve(unread, []uint32{p.retire(i)})
+	p.mu.Unlock()
+	p.closeAll(out)
 }
 
 // Release gives the resource back. It is kept idle unless Limits.Idle already sit idle, it is
@@ -657,47 +662,69 @@ type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies
 }
 
 // acquireSlow waits its turn: it counts the caller among the waiters, serves the waiters if it is
-// the first (nothing idle was left for the others), and receives its grant.
+// the first (nothing idle was left for the others), and receives its grant. The wait itself is
+// base's (await), and the rare paths are calls of their own, so that the frames a caller resumes
+// through after its wait are small: a goroutine's stack is cold by then.
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
 	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
-	if !p.b.join() {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return Loan[T]{}, ErrClosed
-		}
-		// The count turns from 0 under the lock: what is idle, or room to make, is served
-		// now, to the callers counted (this one among them), and every change after is
-		// served by whoever makes it.
-		p.b.h.gate.Add(1)
-		out := p.serve(unread, nil)
-		p.mu.Unlock()
-		p.closeAll(out)
+	if !p.b.join() && !p.first() {
+		return Loan[T]{}, ErrClosed
 	}
-	var g grant
+	g, served := grant{}, true
 	if done == nil { // a context that never ends: a plain receive
 		g = <-p.b.hand
 	} else {
-		select {
-		case g = <-p.b.hand:
-		case <-done:
-			if !p.b.claim() { // a grant is owed to every caller waiting: take one, pass it on
-				p.abandon(<-p.b.hand)
-			}
-			p.b.counts.Add(tally.Abandoned)
-			return Loan[T]{}, ctx.Err()
-		}
+		g, served = p.b.await(done)
 	}
-	if g.err != nil {
+	switch {
+	case !served:
+		p.abandon(g)
+		p.b.counts.Add(tally.Abandoned)
+		return Loan[T]{}, ctx.Err()
+	case g.err != nil:
 		if g.err != ErrClosed {
 			p.b.counts.Add(tally.Refused)
 		}
 		return Loan[T]{}, g.err
+	case g.make:
+		return p.make(ctx, g.i)
 	}
-	if !g.make {
-		return p.loan(g.i, g.w), nil
+	return p.loan(g.i, g.w), nil
+}
+
+// first counts the caller among the waiters as the first, under the lock, and serves what is idle,
+// or room to make, to the callers counted (this one among them); every change after is served by
+// whoever makes it. It answers false on a closed pool.
+func (p *Pool[T]) first() bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return false
 	}
-	return p.make(ctx, g.i)
+	p.b.h.gate.Add(1)
+	out := p.serve(unread, nil)
+	p.mu.Unlock()
+	p.closeAll(out)
+	return true
+}
+
+// errLeft is await's grant to a caller that gave up while no grant was owed to it: nothing to
+// pass on.
+var errLeft = errors.New("pool: left the queue")
+
+// await receives the grant of a caller counted among the waiters, or, when done ends first,
+// answers false with what the caller must pass on: errLeft once it has uncounted itself, else
+// (a grant is owed to every caller waiting) a grant it receives.
+func (b *base) await(done <-chan struct{}) (grant, bool) {
+	select {
+	case g := <-b.hand:
+		return g, true
+	case <-done:
+		if b.claim() {
+			return grant{err: errLeft}, false
+		}
+		return <-b.hand, false
+	}
 }
 
 // abandon undoes g, served to a caller that gave up.
