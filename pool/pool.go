@@ -458,11 +458,9 @@ const (
 	fastWake         // giveBack: idle again, but a caller began to wait or the pool closed meanwhile
 )
 
-// lendIdle lends an idle resource while no caller waits: the slot and the loan's word.
+// lendIdle lends an idle resource, which the caller may take (no caller waits: see Acquire): the
+// slot and the loan's word.
 func (b *base) lendIdle() (uint32, uint64, int) {
-	if b.h.gate.Load() != 0 {
-		return 0, 0, fastNone
-	}
 	i, ok := b.take()
 	if !ok {
 		return 0, 0, fastNone
@@ -582,7 +580,9 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Loan[T]{}, err
 	}
-	for !p.b.lends {
+	// While callers wait, a new one queues behind them: the gate is read here, before any call,
+	// so that a caller that will wait makes no call it does not need.
+	for !p.b.lends && p.b.h.gate.Load() == 0 {
 		i, w, got := p.b.lendIdle()
 		if got == fastDone {
 			return p.loan(i, w), nil
