@@ -189,3 +189,54 @@ func TestPoolHandOnAges(t *testing.T) {
 		checkClosed(t, c)
 	})
 }
+
+// Releases that hand resources to callers counted as waiting, but not yet receiving, fill hand's
+// buffer and then wait for a receiver; every grant reaches one caller, and nothing is lost.
+func TestPoolHandoffBeyondBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = maxBuffered + 2
+		c := &counts{}
+		p := newPool(t, c, limits(size, size, 0, 0))
+		held := make([]Loan[*res], size)
+		for k := range held {
+			l, err := p.Acquire(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			held[k] = l
+		}
+		p.mu.Lock()
+		p.b.h.gate.Add(size) // size callers counted that have not begun to receive
+		p.mu.Unlock()
+		released := make(chan struct{})
+		go func() {
+			for _, l := range held {
+				l.Release()
+			}
+			close(released)
+		}()
+		synctest.Wait() // the buffer is full and a Release waits for a receiver
+		if n, st := len(p.b.hand), p.Stats(); n != maxBuffered || st.Waiting != size-maxBuffered-1 {
+			t.Fatalf("%d grants buffered, Stats %+v: want %d buffered and %d waiting unserved", n, st, maxBuffered, size-maxBuffered-1)
+		}
+		seen := map[*res]bool{}
+		for k := range held { // the callers receive: each a resource of its own
+			g := <-p.b.hand
+			held[k] = p.loan(g.i, g.w)
+			if g.err != nil || g.make || seen[held[k].Value()] {
+				t.Fatalf("grant %+v: want a resource not handed before", g)
+			}
+			seen[held[k].Value()] = true
+		}
+		<-released
+		p.settled(t)
+		if st := p.Stats(); st.Lent != size || st.Idle != 0 {
+			t.Fatalf("Stats %+v: want all %d lent", st, size)
+		}
+		for _, l := range held {
+			l.Release()
+		}
+		p.Close()
+		checkClosed(t, c)
+	})
+}
