@@ -19,7 +19,8 @@ import (
 
 // The two modules the core may depend on, measured against what it uses instead (make
 // bench-deps; the first two run in make bench too). BenchmarkKeyLookup is failurewindow's Admit of a known key beside the same
-// lookup and decision built on xsync's MapOf, the standard library's sync.Map and a mutex-guarded
+// lookup and decision built on xsync's MapOf (bare, and counting its answers exactly as Admit does
+// for Counts, in two shared atomic words), the standard library's sync.Map and a mutex-guarded
 // map; BenchmarkAtomicWord is sync/atomic beside go.uber.org/atomic on the words ward's hot paths
 // move.
 
@@ -40,6 +41,12 @@ var lookupKeys, lookupCopies = func() ([]string, []string) {
 	}
 	return k, c
 }()
+
+// paddedCount is a count on a cache line of its own.
+type paddedCount struct {
+	n atomic.Int64
+	_ [56]byte
+}
 
 func BenchmarkKeyLookup(b *testing.B) {
 	const window = int64(time.Minute)
@@ -71,6 +78,23 @@ func BenchmarkKeyLookup(b *testing.B) {
 			m.Store(k, new(keyStamps))
 		}
 		parallel(b, func(key string) bool { s, ok := m.Load(key); return !ok || s.admits(now, window) })
+	})
+	b.Run("impl=xsync-mapof-counted", func(b *testing.B) { // MapOf with Counts' two exact counts
+		m := xsync.NewMapOf[string, *keyStamps]()
+		for _, k := range lookupKeys {
+			m.Store(k, new(keyStamps))
+		}
+		var counts [2]paddedCount // admitted, refused: one shared word each
+		parallel(b, func(key string) bool {
+			s, ok := m.Load(key)
+			ok = !ok || s.admits(now, window)
+			if ok {
+				counts[0].n.Add(1)
+			} else {
+				counts[1].n.Add(1)
+			}
+			return ok
+		})
 	})
 	b.Run("impl=sync-map", func(b *testing.B) {
 		var m sync.Map
