@@ -3,11 +3,14 @@ package failurewindow
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wardgo/ward"
+	"github.com/wardgo/ward/internal/procs"
+	"github.com/wardgo/ward/internal/stripe"
 )
 
 // TestCounts: a Window driven from one goroutine at explicit instants counts what Admit answered,
@@ -222,5 +225,58 @@ func TestAdmitCountsEveryPath(t *testing.T) {
 	}
 	if e, _ := w.find(&w.heads, "a"); e.seq.Load()&1 != 0 {
 		t.Fatal("the write under way was not ended by the judgment under the lock")
+	}
+}
+
+// TestAdmitCountsAcrossGOMAXPROCS: Admit on a P past the rows made at New finds no row to count in
+// while pinned, unpins, and counts through add, which grows the rows: every answer counted once
+// while GOMAXPROCS moves between 1 and 32 (only Admit runs meanwhile, so only its path grows them).
+func TestAdmitCountsAcrossGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // built at 1: every later P is past the rows
+	w, err := New(1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordAt("known", 0)
+	rows := w.counts.Rows()
+	const goroutines, calls = 16, 2000
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var admitted, refused [goroutines]uint64
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range calls {
+				key := "known"
+				if i%2 == 0 {
+					key = "unknown"
+				}
+				if ok, _ := w.AdmitAt(key, int64(time.Second)); ok {
+					admitted[g]++
+				} else {
+					refused[g]++
+				}
+				if i%64 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	stop := procs.Flip()
+	close(start)
+	wg.Wait()
+	stop()
+	want := ward.Counts{Failed: 1}
+	for g := range goroutines {
+		want.Admitted += admitted[g]
+		want.Refused += refused[g]
+	}
+	if got := w.Counts(); got != want || want.Admitted != want.Refused {
+		t.Errorf("Counts = %+v, want %+v (the unknown key admitted, the known one refused, alike)", got, want)
+	}
+	if stripe.Pinned && w.counts.Rows() == rows { // the fallback build picks among the rows made
+		t.Logf("rows %d: no Admit ran on a P past the first (scheduling)", rows)
 	}
 }
