@@ -76,12 +76,12 @@
 //     its oldest and newest stamp: atomic words under a sequence number), in one allocation, so
 //     a lookup reads the key and the stamps at addresses it knows once it has the entry, with no
 //     pointer to follow; a reader that catches a write under way, or a key whose stamps need a
-//     pull-back, judges under the shard's lock instead. Admit of a known key hashes it once and
-//     writes no shared word (its count goes to its P's own row), so readers on different cores
-//     never pass a cache line back and forth; Admit of an unknown
-//     key does not read the clock. A key is hashed 16 bytes at a time under three 64-bit keys
-//     drawn at New (each pair of words multiplied into 128 bits and folded, as wyhash does), so
-//     that where a key lands can be neither foreseen nor aimed at from outside; a key whose hash
+//     pull-back, judges under the shard's lock instead. Admit of a known key judged without the
+//     lock hashes it once and writes no shared word (its count goes to its P's own row), so
+//     readers on different cores never pass a cache line back and forth; Admit of an unknown key
+//     does not read the clock. A key is hashed 16 bytes at a time under three 64-bit keys drawn
+//     at New (each pair of words multiplied into 128 bits and folded, as wyhash does), so that
+//     where a key lands can be neither foreseen nor aimed at from outside; a key whose hash
 //     matches is compared in full, a word at a time.
 //   - The index is ward's own rather than xsync's MapOf: a general map costs several times the
 //     index's bytes per key, and gives only the lookup (its Range is no uniform random probe, so

@@ -108,8 +108,8 @@ func groupAt(base *group, i uint64) *group {
 // folded (the wyhash construction), under the three keys drawn when the table was built, so that
 // no input zeroes a product, and no collision can be aimed at, without them. The last 16 bytes
 // are folded apart from those before them, and the two results folded together, so that the
-// multiplications of a key of up to 32 bytes are two deep, not three. A key is compared in
-// full wherever its hash matches: the hash only places it.
+// multiplications of a key of up to 32 bytes are two deep. A key is compared in full wherever
+// its hash matches: the hash only places it.
 func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 	n := len(key)
 	var lo, hi uint64 // the words of key the hash reads last, which the compare reuses

@@ -138,7 +138,7 @@ const (
 // published in atomic words under a sequence number, so Admit reads it without the lock: a reader
 // that sees the number odd or changed across its reads takes the lock instead.
 //
-// The key's bytes follow the entry in the same allocation (newEntry picks the smallest of the
+// The key's bytes follow the entry in the same allocation (allocEntry picks the smallest of the
 // entryOf types that holds them), right after the words Admit reads, so that a lookup finds the
 // hash, the published words and the key's bytes at addresses it knows as soon as it has the entry:
 // no pointer to follow to a key stored elsewhere, and a key of up to 16 bytes shares one cache
