@@ -169,9 +169,10 @@ type base struct {
 //
 // Acquire lends the most recently released idle resource, opens one when there is room, or waits
 // its turn; the [Loan] it returns gives the resource back with Release, or says it broke with
-// Destroy. Acquiring an idle resource and releasing it take no lock and allocate nothing. A Pool
-// is safe for use by any number of goroutines; it must not be copied after first use. Close it to
-// close what it holds and stop its evictor.
+// Destroy. Acquiring an idle resource and releasing it take no lock and allocate nothing, and
+// neither does a Release that hands its resource to a caller waiting. A Pool is safe for use by
+// any number of goroutines; it must not be copied after first use. Close it to close what it
+// holds and stop its evictor.
 //
 // Driven from one goroutine with an injected clock and draw, a Pool gives exactly the answers of
 // a [Core] with the same limits and ward. Under testing/synctest, make and use a Pool inside one
