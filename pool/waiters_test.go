@@ -240,3 +240,29 @@ func TestPoolHandoffBeyondBuffer(t *testing.T) {
 		checkClosed(t, c)
 	})
 }
+
+// A Release that finds a caller waiting hands its resource on without the pool's lock.
+func TestPoolHandoffTakesNoLock(t *testing.T) {
+	c, p, held := heldPool(t)
+	got := make(chan Loan[*res], 1)
+	go func() {
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	waitFor(t, "a caller waiting", func() bool { return p.Stats().Waiting == 1 })
+	p.mu.Lock()
+	go held.Release()
+	waitFor(t, "the resource handed on while the lock is held", func() bool { return len(got) == 1 })
+	p.mu.Unlock()
+	l := <-got
+	if l.Value() != held.Value() {
+		t.Fatal("the waiter was not handed the released resource")
+	}
+	l.Release()
+	p.Close()
+	p.settled(t)
+	checkClosed(t, c)
+}
