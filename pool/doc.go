@@ -46,8 +46,12 @@
 // recovers it); if the caller has already returned, it continues on the open's goroutine, as any
 // goroutine's panic does. An open that calls runtime.Goexit fails the Acquire. An open still under
 // way when the pool closes finishes, and its resource is closed. Waiters are served in the order
-// they began to wait; a caller arriving while others wait queues behind them rather than taking
-// what is released.
+// they begin to receive on the pool's channel, which is the order they began to wait but for a
+// short window: a caller counts itself among the waiters before it receives (the first also
+// serves under the lock, and closes what it found past its age, in between), and a grant sent
+// for it then goes to whichever waiter receives first, possibly one that came after it, in whose
+// place it waits on. A caller arriving while others wait unserved queues behind them rather than
+// taking what is released.
 //
 // # Loans
 //

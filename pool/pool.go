@@ -573,10 +573,10 @@ func (b *base) step(d int64) bool {
 const maxBuffered = 64
 
 // Acquire lends a resource: the most recently released idle one, a new one opened when there is
-// room, or the next one released, in the order callers began to wait. It returns an error matching
-// [ErrRefused] when the ward refuses (Later's carries the wait), ctx's error when ctx ends first,
-// [ErrClosed] when the pool is closed, or open's error. A panic in open gives the room it had back
-// and continues on this goroutine.
+// room, or the next one released, in the order callers begin to receive it (see the package doc's
+// "The concurrent pool"). It returns an error matching [ErrRefused] when the ward refuses (Later's
+// carries the wait), ctx's error when ctx ends first, [ErrClosed] when the pool is closed, or
+// open's error. A panic in open gives the room it had back and continues on this goroutine.
 func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Loan[T]{}, err
