@@ -43,10 +43,23 @@ import (
 // pool holds nothing and the bit is set, no credit has been parked since a scan found every pool
 // empty, and an acquire whose own pool is empty is refused on two loads. A credit parked during a
 // scan raises the version, so that scan's compare-and-set fails and the next refusal scans again.
+//
+// Credits moved between the central pool and a P's pool are in neither between the two writes.
+// A refusal that read both while a move was under way could find no credit below the limit, so
+// every such move is marked in one word (moves) before its first write and after its last, and a
+// refusal, on loads or after a scan, stands only if that word read the same before and after its
+// reads and showed no move under way; otherwise it looks again.
 type credits struct {
 	central atomic.Int64 // may be negative: the debt a lowered limit left
 	batch   atomic.Int64 // credits an empty pool takes from the central pool at once; a pool keeps at most 2×batch
 	dry     atomic.Int64 // bit 0: every pool was found empty; above it, a version raised by each pool that fills
+
+	// moves marks credits moving between the central pool and a P's pool (a batch taken, an
+	// excess or a debt's sweep given back), when they are in neither for a moment: its low 32
+	// bits count the moves under way, its high 32 bits count the moves begun. A refusal that
+	// found no credit trusts what it read only if moves read the same before and after, with no
+	// move under way (see refusable and takeSlow).
+	moves atomic.Uint64
 
 	// gate is what a release compares its pool's count with (put): its low 32 bits are 2×batch−1
 	// (clamped to 32 bits) while the central pool holds no debt and no Queue is attached, else 0,
@@ -99,40 +112,71 @@ func (l *Limiter) sumOf(i uintptr) int64 {
 // the central pool holds no credit and none has been parked on a P since a scan found every
 // pool empty. A debt refuses too.
 func (l *Limiter) refusable() bool {
+	m := l.moves.Load()
 	c := l.central.Load()
-	return c < 0 || c == 0 && l.dry.Load()&1 != 0
+	return c < 0 || c == 0 && l.dry.Load()&1 != 0 && uint32(m) == 0 && l.moves.Load() == m
 }
 
+// moveBegun is one move of credits between the central pool and a P's pool begun, as moves
+// counts it: one more begun and one more under way.
+const moveBegun = 1<<32 + 1
+
+// beginMove marks a move of credits begun; endMove marks it done.
+func (l *Limiter) beginMove() { l.moves.Add(moveBegun) }
+func (l *Limiter) endMove()   { l.moves.Add(^uint64(0)) }
+
+// The answers of takeSlow.
+const (
+	slowTaken   = iota // a credit taken
+	slowRefused        // none free, or the central pool in debt
+	slowMoving         // none found while credits were moving between the pools: wait and look again
+)
+
 // takeSlow takes one credit for a caller whose own pool w is empty: a batch from the central
-// pool, else one parked on any P. It reports false when none is free or the central pool is in
-// debt. Its caller is pinned: it only loads, adds and compares-and-sets.
-func (l *Limiter) takeSlow(w *int64) bool {
-	for tries := 0; tries < 4; tries++ {
+// pool, else one parked on any P. It answers slowRefused when none is free or the central pool is
+// in debt, and slowMoving when it found none while credits were moving between the central pool
+// and a P's (its caller waits for the move unpinned, then asks again). Its caller is pinned: it
+// only loads, adds and compares-and-sets.
+func (l *Limiter) takeSlow(w *int64) int {
+	for tries := 0; tries < takeTries; tries++ {
 		f := l.central.Load()
 		switch {
 		case f < 0:
-			return false // a lowered limit waits for calls to finish
+			return slowRefused // a lowered limit waits for calls to finish
 		case f > 0:
-			if k := min(f, l.batch.Load()); l.central.CompareAndSwap(f, f-k) {
-				if k > 1 {
-					l.park(w, k-1)
-					l.repay(w) // a limit lowered meanwhile may have swept the pools already
-				}
-				return true
+			l.beginMove()
+			k := min(f, l.batch.Load())
+			if !l.central.CompareAndSwap(f, f-k) {
+				l.endMove()
+				continue
 			}
+			if k > 1 {
+				l.park(w, k-1)
+				l.repay(w) // a limit lowered meanwhile may have swept the pools already
+			}
+			l.endMove()
+			return slowTaken
 		default: // the central pool is empty: are credits parked on a P?
+			m := l.moves.Load()
+			if uint32(m) != 0 {
+				continue // credits on their way to or from a pool: look again
+			}
 			d := l.dry.Load() &^ 1
 			if l.stealOne() {
-				return true
+				return slowTaken
 			}
-			if l.central.Load() == 0 {
+			if l.central.Load() == 0 && l.moves.Load() == m {
 				l.dry.CompareAndSwap(d, d|1) // fails if a pool filled since d was read
-				return false
+				return slowRefused
 			}
 		}
 	}
-	return false
+	return slowMoving
 }
+
+// takeTries bounds takeSlow's looks while pinned: each ends in a credit or a refusal unless
+// another caller took the central pool's credits first or credits were moving between the pools.
+const takeTries = 16
 
 // park adds k credits to the pool w.
 func (l *Limiter) park(w *int64, k int64) {
@@ -202,8 +246,12 @@ func (l *Limiter) pinGrown(p *Partition) (row, xrow unsafe.Pointer) {
 func (l *Limiter) gave(w *int64, n int64) {
 	if n == 1 {
 		l.filled()
-	} else if b := l.batch.Load(); n > 2*b && atomic.CompareAndSwapInt64(w, n, n-b) {
-		l.central.Add(b)
+	} else if b := l.batch.Load(); n > 2*b {
+		l.beginMove()
+		if atomic.CompareAndSwapInt64(w, n, n-b) {
+			l.central.Add(b)
+		}
+		l.endMove()
 	}
 	l.repay(w)
 	l.freed() // a Queue's waiter takes the credit (queue.go)
@@ -241,9 +289,11 @@ func (l *Limiter) tune(changed bool) bool {
 // (after making the debt) sees the credit, since both sides write before they read.
 func (l *Limiter) repay(w *int64) {
 	if l.central.Load() < 0 {
+		l.beginMove()
 		if k := atomic.SwapInt64(w, 0); k > 0 {
 			l.central.Add(k)
 		}
+		l.endMove()
 	}
 }
 
@@ -259,9 +309,11 @@ func (l *Limiter) setLimit(limit int64) {
 		return
 	}
 	for row := range l.pools.All() {
+		l.beginMove()
 		if k := atomic.SwapInt64((*int64)(row), 0); k > 0 {
 			l.central.Add(k)
 		}
+		l.endMove()
 	}
 }
 

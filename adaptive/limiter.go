@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -214,8 +215,10 @@ type Lease struct {
 }
 
 // Acquire admits a call if fewer than the limit are in flight: it takes a credit from its P's
-// pool, else from the central pool or another P's. It never blocks and never reads the clock on a
-// refusal.
+// pool, else from the central pool or another P's. It is refused only when every credit is held by
+// a call in flight: one that finds credits moving between the central pool and a P's yields its P
+// (runtime.Gosched) until the move is done and looks again. It never blocks on a channel or lock
+// and never reads the clock on a refusal.
 func (l *Limiter) Acquire() (Lease, bool) {
 	r := l.pools.Current()
 	if r == nil {
@@ -272,13 +275,23 @@ func (l *Limiter) takeOne(row unsafe.Pointer) bool {
 // rowsOf returns them, and it unpins: it grows the rows if the P has none, and takes a credit from
 // the central pool or another P's, or refuses.
 func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool) {
-	if row == nil {
-		stripe.Unpin()
-		row, xrow = l.pinGrown(p)
-	}
-	// The P may be another after a growth, its pool not empty.
-	if !l.takeOne(row) {
-		if l.refusable() || !l.takeSlow((*int64)(row)) {
+	for {
+		if row == nil {
+			stripe.Unpin()
+			row, xrow = l.pinGrown(p)
+		}
+		// The P may be another after a growth or a wait, its pool not empty.
+		if l.takeOne(row) {
+			break
+		}
+		got := slowRefused
+		if !l.refusable() {
+			got = l.takeSlow((*int64)(row))
+		}
+		if got == slowTaken {
+			break
+		}
+		if got == slowRefused {
 			tally.AddRow(row, wRefused)
 			if xrow != nil {
 				tally.AddRow(xrow, tally.Refused)
@@ -289,6 +302,12 @@ func (l *Limiter) takeRest(row, xrow unsafe.Pointer, p *Partition) (Lease, bool)
 			}
 			return Lease{}, false
 		}
+		// Credits were moving between the pools (their mover's thread may be descheduled): let
+		// the move finish, unpinned, and look again on the P the caller runs on then.
+		stripe.Unpin()
+		runtime.Gosched()
+		r := l.pools.Current()
+		row, xrow = rowsOf(r, p, stripe.PinRow(r))
 	}
 	t := tick(row)
 	if xrow != nil {

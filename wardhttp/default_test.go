@@ -12,10 +12,12 @@ import (
 )
 
 // holding serves h until n requests are inside the handler (which must send on entered and then
-// wait for release), and returns a function that releases them and waits for their answers.
+// wait for release), and returns a function that releases them and waits for their answers. A
+// request answered before any was released (refused) fails the test at once.
 func holding(t *testing.T, h http.Handler, n int, entered <-chan struct{}, release chan struct{}) func() []int {
 	t.Helper()
 	codes := make([]int, n)
+	early := make(chan int, n) // the codes of requests answered before the release
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -24,10 +26,21 @@ func holding(t *testing.T, h http.Handler, n int, entered <-chan struct{}, relea
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 			codes[i] = rec.Code
+			select {
+			case <-release:
+			default:
+				early <- rec.Code
+			}
 		}()
 	}
 	for range n {
-		<-entered
+		select {
+		case <-entered:
+		case c := <-early:
+			close(release)
+			wg.Wait()
+			t.Fatalf("a request answered %d while fewer than %d were in the handler, want it held", c, n)
+		}
 	}
 	return func() []int {
 		close(release)
