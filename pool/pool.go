@@ -590,7 +590,7 @@ type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies
 // atomic operation of their own: one that leaves the queue without a grant, or is refused, goes
 // back to the spares at once; one handed a slot (to lend or to make) stays with the slot
 // (slot.handed) until the slot is handed again, by which time the loan or the make it carried
-// has ended, so its owner has long received the grant and no longer reads the waiter.
+// has ended, so its owner has received the grant and does not read the waiter again.
 //
 // A waiter is 64 bytes on 64-bit targets, one cache line of its own (the allocator aligns
 // objects of that size to it), which a handoff writes anyway: whether it is queued is read from
