@@ -45,12 +45,13 @@ var ErrUnavailable = contract.Refusal("breaker: service unavailable")
 // Time: settling a call reads the clock (its outcome belongs to the instant it finished). Allow
 // does not: it uses the latest reading any settle made, so a refusal costs a few nanoseconds. While
 // calls settle that reading is fresh to within a millisecond (or a quarter bucket, if smaller). A
-// refusal reads the clock only on the 1st, 2nd and 4th refusal its P makes after that reading last
-// moved, and on every 8th after that; it decides again, with the same draw, when the clock has
-// moved by that granularity or more. Calls seconds apart therefore each see the time, so the probe
-// fires and the ratio decays as the [Core]'s do however rarely calls come; after a burst, at most
-// 7 refusals on a P decide on the instant the burst ended with; a flood of refusals costs a clock
-// read once in eight.
+// refusal reads the clock only when it finds that reading moved since its P's previous refusal,
+// and on every 8th refusal its P makes (the 1st, 9th, 17th, …); it decides again, with the same
+// draw, when the clock has moved by that granularity or more. Calls seconds apart therefore each
+// see the time, so the probe fires and the ratio decays as the [Core]'s do however rarely calls
+// come; after a burst, at most 7 refusals on a P decide on the instant the burst ended with; a
+// flood of refusals costs a clock read once in eight, and one more on each P each time a read
+// finds time moved.
 // With [WithRefresh](0) Allow reads the clock and refreshes the ratio on every call, and a
 // Breaker driven from one goroutine gives exactly the decisions of a [Core] fed the same instants
 // and draws (a differential fuzz target proves it).

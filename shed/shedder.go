@@ -40,14 +40,15 @@ var ErrOverloaded = contract.Refusal("shed: server overloaded")
 // bucket, and the timed ones give the response times and move the average of calls in flight, by
 // Beta to the power DefaultSampleEvery so that it keeps the preset's memory in calls. Untimed
 // passes and Allow use the latest clock reading a timed call made. A refusal reads the clock only
-// on the 1st, 2nd and 4th refusal its P makes after that reading last moved, and on every 8th
-// after that, and decides again when the clock has moved by the granularity (a millisecond, or a
-// quarter bucket if less) or more: calls seconds apart each see the time, so a cool-down ends on
-// time however rarely calls come; after a burst, at most 7 refusals on a P decide on the instant the
-// burst ended with; a flood of refusals costs a clock read once in eight. With [WithRefresh](0) and
-// [WithSampleEvery](1), Allow reads the
-// clock and refreshes on every call, and a Shedder driven from one goroutine gives exactly the
-// decisions of a [Core] fed the same instants and CPU readings.
+// when it finds that reading moved since its P's previous refusal, and on every 8th refusal its P
+// makes (the 1st, 9th, 17th, …), and decides again when the clock has moved by the granularity (a
+// millisecond, or a quarter bucket if less) or more: calls seconds apart each see the time, so a
+// cool-down ends on time however rarely calls come; after a burst, at most 7 refusals on a P
+// decide on the instant the burst ended with; a flood of refusals costs a clock read once in
+// eight, and one more on each P each time a read finds time moved. With [WithRefresh](0) and
+// [WithSampleEvery](1), Allow reads the clock and refreshes on every call, and a Shedder driven
+// from one goroutine gives exactly the decisions of a [Core] fed the same instants and CPU
+// readings.
 //
 // What a concurrent reader may observe: a pass being written while capacity is folded may be left
 // out of that fold; the cached capacity may be one refresh interval stale; Snapshot's fields are

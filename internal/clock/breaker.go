@@ -15,10 +15,6 @@ const CountWords = rWords
 func Counted(row unsafe.Pointer) int64 { return stripe.Load(&(*countRow)(row).total) }
 
 // Uncount takes back the last refusal [Count] counted in a row its caller has pinned: what
-// [Refusals.Undo] does on the caller's own P. The refusal leaves the pacing's count too, so the
-// next refusal at the same reading is paced as the one taken back was.
-func Uncount(row unsafe.Pointer) {
-	r := (*countRow)(row)
-	stripe.Add(&r.total, -1)
-	stripe.Add(&r.since, -1)
-}
+// [Refusals.Undo] does on the caller's own P. The pacing counts the refusals in all, so the next
+// refusal is paced as the one taken back was.
+func Uncount(row unsafe.Pointer) { stripe.Add(&(*countRow)(row).total, -1) }

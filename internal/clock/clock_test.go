@@ -78,32 +78,41 @@ func TestCoarse(t *testing.T) {
 	}
 }
 
+// TestRefusalsPace: a P's refusals read the clock on every 8th refusal in all (the 1st, 9th,
+// 17th, …), and on a refusal that finds the reading moved since the P's previous one; a move does
+// not restart the every-8th count.
 func TestRefusalsPace(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: the counts are per P
 	var r Refusals
 	r.Init()
-	// the reading stays at 5: reads at the 1st, 2nd, 4th refusal, then every 8th
+	// refusals 1-28 at one reading, 29-30 at a new one, 31-36 at another
 	var due []int
-	for i := 1; i <= 32; i++ {
-		if r.Refuse(5) {
+	for i := 1; i <= 36; i++ {
+		seen := int64(5)
+		if i > 30 {
+			seen = 7
+		} else if i > 28 {
+			seen = 6
+		}
+		if r.Refuse(seen) {
 			due = append(due, i)
 		}
 	}
-	if want := []int{1, 2, 4, 8, 16, 24, 32}; !slices.Equal(due, want) {
+	if want := []int{1, 9, 17, 25, 29, 31, 33}; !slices.Equal(due, want) {
 		t.Fatalf("reads at refusals %v, want %v", due, want)
 	}
-	// the reading moved: the next refusal reads again, and so on at every move
-	for s := int64(6); s < 10; s++ {
+	// at low traffic the reading moves between refusals (each read moves it): every refusal reads
+	for s := int64(8); s < 12; s++ {
 		if !r.Refuse(s) {
 			t.Fatalf("Refuse(%d) after the reading moved: no read", s)
 		}
 	}
-	if got := r.Load(); got != 36 {
-		t.Fatalf("Load = %d, want 36", got)
+	if got := r.Load(); got != 40 {
+		t.Fatalf("Load = %d, want 40", got)
 	}
 	r.Undo()
-	if got := r.Load(); got != 35 {
-		t.Fatalf("Load after Undo = %d, want 35", got)
+	if got := r.Load(); got != 39 {
+		t.Fatalf("Load after Undo = %d, want 39", got)
 	}
 	if a := testing.AllocsPerRun(100, func() { r.Refuse(7) }); a != 0 {
 		t.Fatalf("Refuse allocates %v", a)

@@ -12,21 +12,21 @@ import (
 // gets through (every call refused, or calls seconds apart) would decide on an instant that never
 // moves, so a breaker's probe would never fire and a shedder's cool-down never end.
 //
-// [Refusals.Refuse] therefore asks for a clock read on the 1st, 2nd and 4th refusal a P makes
-// after the Coarse reading last moved, and on every 8th after that while the reading stays where
-// it is. At low traffic every refusal reads the clock (each read moves the reading, which restarts
-// the count); a flood of refusals reads it once in eight refusals or less. A read that finds
-// time moved by the granularity or more moves the reading for every P, and every P's next refusal
-// reads again. So after a burst of refusals, at most 7 more refusals on a P decide on the instant
-// the burst ended with, whatever time has passed since.
+// [Refusals.Refuse] therefore asks for a clock read on a refusal that finds the Coarse reading
+// moved since the P's previous refusal, and on every 8th refusal a P makes (its 1st, 9th, 17th,
+// …, counted over all its refusals), whatever the reading. At low traffic every refusal reads the
+// clock: each read moves the reading, so the next refusal finds it moved. A flood of refusals at
+// one reading reads it once in eight, and once more on each P after a read moves the reading. A
+// read that finds time moved by the granularity or more moves the reading for every P, and every
+// P's next refusal reads again. So after a burst of refusals, at most 7 more refusals on a P
+// decide on the instant the burst ended with, whatever time has passed since.
 //
 // The zero value is not usable: call Init before first use. It must not be copied after first
 // use.
 type Refusals struct{ t stripe.Table }
 
-// countRow is a row's words: refusals in all, the reading they were last counted at, and the
-// refusals counted at that reading (reset to the first when the reading moves).
-type countRow struct{ total, mark, since int64 }
+// countRow is a row's words: refusals in all, and the reading the latest was counted at.
+type countRow struct{ total, mark int64 }
 
 const rWords = int(unsafe.Sizeof(countRow{}) / 8)
 
@@ -53,18 +53,15 @@ func (r *Refusals) Refuse(seen int64) bool {
 func (r *Refusals) Rows() *stripe.Rows { return r.t.Current() }
 
 // Count is Refuse's work on a row of a Refusals that its caller has pinned. It is small enough
-// to inline into a refusal path: one add, two loads and a store, and two more stores when the
-// reading has moved.
+// to inline into a refusal path: one add and two loads, and a store when the reading has moved.
 func Count(row unsafe.Pointer, seen int64) bool {
 	r := (*countRow)(row)
 	stripe.Add(&r.total, 1)
-	k := stripe.Load(&r.since) + 1 // 1 for the first refusal counted at seen
 	if stripe.Load(&r.mark) != seen {
 		stripe.Store(&r.mark, seen)
-		k = 1
+		return true
 	}
-	stripe.Store(&r.since, k)
-	return k&(k-1) == 0 || k&7 == 0
+	return stripe.Load(&r.total)&7 == 1
 }
 
 // Undo takes back the last refusal counted on this P: the caller read the clock, decided again at
