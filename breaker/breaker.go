@@ -501,28 +501,19 @@ func (b *Breaker) Allow() (Promise, error) {
 		// Tripped, the reading before both the next probe and the next refresh: the full path
 		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.counts.Current() // refuse, written out: no call on the refusal
-		var row unsafe.Pointer
 		if p := stripe.PinRow(rows); uint(p) < uint(rows.Len()) {
-			row = rows.Row(p)
-		} else { // GOMAXPROCS grew past the rows: Pin grows them
-			stripe.Unpin()
-			row = b.counts.Pin()
-		}
-		if clock.Count(unsafe.Add(row, wRef*8), now) { // nothing to write after: the clock is read unpinned
-			stripe.Unpin()
-			var fresh int64
-			if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
-				fresh = clock.Now()
-			} else {
-				fresh = b.clock()
+			if clock.Count(unsafe.Add(rows.Row(p), wRef*8), now) {
+				stripe.Unpin()
+				return b.tripped(now) // the clock is read unpinned
 			}
-			if b.moved(now, fresh) {
-				return b.again(now, fresh, 0, 1, false)
-			}
+			stripe.Unpin()
 			return Promise{}, ErrUnavailable
 		}
-		stripe.Unpin()
-		return Promise{}, ErrUnavailable
+		stripe.Unpin() // GOMAXPROCS grew past the rows: refuse grows them
+		if !b.refuse(now) {
+			return Promise{}, ErrUnavailable
+		}
+		return b.tripped(now)
 	}
 	bits := b.scaled.Load()
 	if now >= b.thr.Load() {
@@ -591,6 +582,21 @@ func (b *Breaker) Allow() (Promise, error) {
 	}
 	stripe.Unpin()
 	b.win.Add(now, fDrop, 1)
+	return Promise{}, ErrUnavailable
+}
+
+// tripped ends a refusal on Allow's tripped short path, decided at the reading now, whose count
+// asked for a clock read: it reads the clock and, if time has moved, decides again (again).
+func (b *Breaker) tripped(now int64) (Promise, error) {
+	var fresh int64
+	if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
+		fresh = clock.Now()
+	} else {
+		fresh = b.clock()
+	}
+	if b.moved(now, fresh) {
+		return b.again(now, fresh, 0, 1, false)
+	}
 	return Promise{}, ErrUnavailable
 }
 

@@ -53,15 +53,21 @@ func (r *Refusals) Refuse(seen int64) bool {
 func (r *Refusals) Rows() *stripe.Rows { return r.t.Current() }
 
 // Count is Refuse's work on a row of a Refusals that its caller has pinned. It is small enough
-// to inline into a refusal path: one add and two loads, and a store when the reading has moved.
+// to inline into a refusal path: a load and a store (an add where a row may have more than one
+// writer), a load and a compare, and a store when the reading has moved.
 func Count(row unsafe.Pointer, seen int64) bool {
 	r := (*countRow)(row)
-	stripe.Add(&r.total, 1)
+	n := stripe.Load(&r.total) // the refusals before this one
+	if stripe.Plain {
+		stripe.Store(&r.total, n+1) // the pinned P's own row: no other writer
+	} else {
+		stripe.Add(&r.total, 1) // exact however many write the row; n may then miss one, which only paces
+	}
 	if stripe.Load(&r.mark) != seen {
 		stripe.Store(&r.mark, seen)
 		return true
 	}
-	return stripe.Load(&r.total)&7 == 1
+	return n&7 == 0
 }
 
 // Undo takes back the last refusal counted on this P: the caller read the clock, decided again at
