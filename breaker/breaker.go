@@ -73,7 +73,7 @@ type Breaker struct {
 
 // breakerHot is what every Allow reads.
 type breakerHot struct {
-	seen   clock.Coarse  // the latest clock reading a settle made
+	seen   atomic.Int64  // the latest clock reading a settle made (clock.Coarse's word, loaded by Allow with no inline mark of its own)
 	open   atomic.Int64  // while healthy: a reading below it is admitted at once (see Allow); else math.MinInt64
 	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits)
 	scaled atomic.Uint64 // cached drop ratio after it
@@ -387,7 +387,7 @@ func (b *Breaker) recordSlow(now int64, field int, out uintptr) {
 // finds a refresh due.
 func (b *Breaker) settled(now int64) {
 	if !b.pullBack(now) {
-		b.seen.Observe(now, b.gran)
+		b.observe(now)
 	}
 	if now >= b.next.Load() {
 		b.refresh(now)
@@ -445,6 +445,14 @@ func (b *Breaker) publish(now int64, pulls uint64, raw, scaled float64) {
 	}
 }
 
+// observe stores now as the latest reading if it is at least the granularity past the stored one
+// (clock.Coarse's Observe).
+func (b *Breaker) observe(now int64) {
+	if now-b.seen.Load() >= b.gran {
+		b.seen.Store(now)
+	}
+}
+
 // pullBack reports whether now lies more than a window before the latest reading (the clock
 // jumped back, or a far-future instant was read before), and if so pulls the reading and the
 // refresh due back to now: without it, Allow would go on deciding at the far-future instant and
@@ -491,113 +499,106 @@ func (b *Breaker) history(now int64) history {
 // Allow asks to make one call. It returns a promise to settle once the call has finished, or
 // [ErrUnavailable], recorded as a Drop.
 func (b *Breaker) Allow() (Promise, error) {
-	now := b.seen.Load()
-	if now < b.open.Load() {
+	if now := b.seen.Load(); now < b.open.Load() { // now on the line of a compare: no inline mark's own instruction
 		// Healthy at the last refresh, the reading before the next one: the full path would
 		// admit this call and change nothing (see refresh).
 		return Promise{b: b}, nil
-	}
-	if now < b.until.Load() {
+	} else if now < b.until.Load() {
 		// Tripped, the reading before both the next probe and the next refresh: the full path
 		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.counts.Current() // refuse, written out: no call on the refusal
 		if p := stripe.PinRow(rows); uint(p) < uint(rows.Len()) {
-			if clock.Count(unsafe.Add(rows.Row(p), wRef*8), now) {
+			if !clock.Count(unsafe.Add(rows.Row(p), wRef*8), now) {
 				stripe.Unpin()
-				return b.tripped(now) // the clock is read unpinned
+				return Promise{}, ErrUnavailable
 			}
-			stripe.Unpin()
-			return Promise{}, ErrUnavailable
+			stripe.Unpin() // the clock is read unpinned
+		} else {
+			stripe.Unpin() // GOMAXPROCS grew past the rows: refuse grows them
+			if !b.refuse(now) {
+				return Promise{}, ErrUnavailable
+			}
 		}
-		stripe.Unpin() // GOMAXPROCS grew past the rows: refuse grows them
-		if !b.refuse(now) {
-			return Promise{}, ErrUnavailable
+		var fresh int64
+		if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
+			fresh = clock.Now()
+		} else {
+			fresh = b.clock()
 		}
-		return b.tripped(now)
-	}
-	bits := b.scaled.Load()
-	if now >= b.thr.Load() {
-		// Not throttling on the default source before the next refresh (thr): the general path
-		// decides, or finds the call to be throttled.
-		var p Promise
-		var err error
-		var done bool
-		if now, bits, p, err, done = b.allow(now); done {
-			return p, err
+		if b.moved(now, fresh) {
+			return b.again(now, fresh, 0, 1, false)
 		}
-	}
-	// Throttling on the default source: after the probe, the draw, the refusal's count and its
-	// Drop are made in one pinned section, the draw from the P's own state (draw.Split) in its
-	// counts row. First, scaled in [0, 1), its bits compared as an integer (non-negative floats
-	// order as their bits; 1 and over, NaN and negatives, whose sign bit is set, all fail): not
-	// so after a refresh between the loads of thr and of scaled, and then the general path
-	// decides.
-	if bits >= math.Float64bits(1) {
+		return Promise{}, ErrUnavailable
+	} else {
+		bits := b.scaled.Load()
+		if now >= b.thr.Load() {
+			// Not throttling on the default source before the next refresh (thr): the general path
+			// decides, or finds the call to be throttled.
+			var p Promise
+			var err error
+			var done bool
+			if now, bits, p, err, done = b.allow(now); done {
+				return p, err
+			}
+		}
+		// Throttling on the default source: after the probe, the draw, the refusal's count and its
+		// Drop are made in one pinned section, the draw from the P's own state (draw.Split) in its
+		// counts row. First, scaled in [0, 1), its bits compared as an integer (non-negative floats
+		// order as their bits; 1 and over, NaN and negatives, whose sign bit is set, all fail): not
+		// so after a refresh between the loads of thr and of scaled, and then the general path
+		// decides.
+		if bits >= math.Float64bits(1) {
+			scaled := math.Float64frombits(bits)
+			roll, drawn := b.draw(scaled)
+			return b.decide(now, roll, scaled, drawn)
+		}
 		scaled := math.Float64frombits(bits)
-		roll, drawn := b.draw(scaled)
-		return b.decide(now, roll, scaled, drawn)
-	}
-	scaled := math.Float64frombits(bits)
-	if b.passed.Load() { // probes, written out: no call but when the probe is due
-		if last := b.lastPass.Load(); b.due(now, last) && b.probeAt(now, last) {
+		if b.passed.Load() { // probes, written out: no call but when the probe is due
+			if last := b.lastPass.Load(); b.due(now, last) && b.probeAt(now, last) {
+				return Promise{b: b}, nil
+			}
+		}
+		if bits == 0 { // scaled to 0 by the recovery: every draw admits
+			b.let(now)
 			return Promise{b: b}, nil
 		}
-	}
-	if bits == 0 { // scaled to 0 by the recovery: every draw admits
-		b.let(now)
-		return Promise{b: b}, nil
-	}
-	rows := b.counts.Current()
-	p := stripe.PinRow(rows)
-	if uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows: the path that grows them
-		stripe.Unpin()
-		return b.decide(now, draw.Float64(), scaled, true)
-	}
-	row := rows.Row(p) // not nil: p is within the rows (checked as the index, so Row's check goes)
-	roll := draw.Split((*int64)(unsafe.Add(row, wRand*8)))
-	if roll >= scaled {
-		stripe.Unpin()
-		b.let(now)
-		return Promise{b: b}, nil
-	}
-	if clock.Count(unsafe.Add(row, wRef*8), now) { // refreshing on a clock (every > 0): see allow
-		// ward's clock, which cannot panic, read in the pin: when time has not moved, the Drop
-		// is written in this pin too, where again would pin a second time. A clock given
-		// WithClock is the caller's code, never called pinned: read after.
-		var fresh int64
-		if b.clock == nil {
-			fresh = clock.Now()
-		}
-		if b.clock != nil || b.moved(now, fresh) {
+		rows := b.counts.Current()
+		p := stripe.PinRow(rows)
+		if uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows: the path that grows them
 			stripe.Unpin()
-			if b.clock != nil {
-				fresh = b.clock()
-			}
-			return b.again(now, fresh, roll, scaled, true)
+			return b.decide(now, draw.Float64(), scaled, true)
 		}
-	}
-	if b.win.AddPinned(p, now, fDrop, 1) {
+		row := rows.Row(p) // not nil: p is within the rows (checked as the index, so Row's check goes)
+		roll := draw.Split((*int64)(unsafe.Add(row, wRand*8)))
+		if roll >= scaled {
+			stripe.Unpin()
+			b.let(now)
+			return Promise{b: b}, nil
+		}
+		if clock.Count(unsafe.Add(row, wRef*8), now) { // refreshing on a clock (every > 0): see allow
+			// ward's clock, which cannot panic, read in the pin: when time has not moved, the Drop
+			// is written in this pin too, where again would pin a second time. A clock given
+			// WithClock is the caller's code, never called pinned: read after.
+			var fresh int64
+			if b.clock == nil {
+				fresh = clock.Now()
+			}
+			if b.clock != nil || b.moved(now, fresh) {
+				stripe.Unpin()
+				if b.clock != nil {
+					fresh = b.clock()
+				}
+				return b.again(now, fresh, roll, scaled, true)
+			}
+		}
+		if b.win.AddPinned(p, now, fDrop, 1) {
+			stripe.Unpin()
+			return Promise{}, ErrUnavailable
+		}
 		stripe.Unpin()
+		b.win.Add(now, fDrop, 1)
 		return Promise{}, ErrUnavailable
 	}
-	stripe.Unpin()
-	b.win.Add(now, fDrop, 1)
-	return Promise{}, ErrUnavailable
-}
-
-// tripped ends a refusal on Allow's tripped short path, decided at the reading now, whose count
-// asked for a clock read: it reads the clock and, if time has moved, decides again (again).
-func (b *Breaker) tripped(now int64) (Promise, error) {
-	var fresh int64
-	if b.clock == nil { // Now, written out: a direct call of ward's clock, inlined
-		fresh = clock.Now()
-	} else {
-		fresh = b.clock()
-	}
-	if b.moved(now, fresh) {
-		return b.again(now, fresh, 0, 1, false)
-	}
-	return Promise{}, ErrUnavailable
 }
 
 // allow is Allow past its short paths, deciding at the reading now: it reports done with the
@@ -651,7 +652,7 @@ func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, 
 // not; deciding again would only write shared words every core fights over under a flood.
 func (b *Breaker) again(now, fresh int64, roll, scaled float64, drawn bool) (Promise, error) {
 	if fresh-now >= b.gran || b.pullBack(fresh) { // moved, pulling back
-		b.seen.Observe(fresh, b.gran)
+		b.observe(fresh)
 		if fresh >= b.next.Load() {
 			b.refresh(fresh)
 		}

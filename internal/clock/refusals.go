@@ -53,21 +53,20 @@ func (r *Refusals) Refuse(seen int64) bool {
 func (r *Refusals) Rows() *stripe.Rows { return r.t.Current() }
 
 // Count is Refuse's work on a row of a Refusals that its caller has pinned. It is small enough
-// to inline into a refusal path: a load and a store (an add where a row may have more than one
-// writer), a load and a compare, and a store when the reading has moved.
+// to inline into a refusal path: an add, a load and a compare, and a store when the reading has
+// moved.
 func Count(row unsafe.Pointer, seen int64) bool {
 	r := (*countRow)(row)
-	n := stripe.Load(&r.total) // the refusals before this one
-	if stripe.Plain {
-		stripe.Store(&r.total, n+1) // the pinned P's own row: no other writer
+	if stripe.Plain { // written on one line, the load and the add carry Store's position
+		stripe.Store(&r.total, stripe.Load(&r.total)+1)
 	} else {
-		stripe.Add(&r.total, 1) // exact however many write the row; n may then miss one, which only paces
+		stripe.Add(&r.total, 1) // a row may have more than one writer
 	}
 	if stripe.Load(&r.mark) != seen {
 		stripe.Store(&r.mark, seen)
 		return true
 	}
-	return n&7 == 0
+	return (stripe.Load(&r.total)-1)&7 == 0 // the 1st, 9th, 17th, …
 }
 
 // Undo takes back the last refusal counted on this P: the caller read the clock, decided again at
