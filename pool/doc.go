@@ -46,8 +46,12 @@
 // recovers it); if the caller has already returned, it continues on the open's goroutine, as any
 // goroutine's panic does. An open that calls runtime.Goexit fails the Acquire. An open still under
 // way when the pool closes finishes, and its resource is closed. Waiters are served in the order
-// they came; a caller arriving while others wait queues behind them rather than taking what is
-// released.
+// they begin to receive on the pool's channel, which is the order they began to wait but for a
+// short window: a caller counts itself among the waiters before it receives (the first also
+// serves under the lock, and closes what it found past its age, in between), and a grant sent
+// for it then goes to whichever waiter receives first, possibly one that came after it, in whose
+// place it waits on. A caller arriving while others wait unserved queues behind them rather than
+// taking what is released.
 //
 // # Loans
 //
@@ -67,12 +71,13 @@
 // scheduler) in front of it once goroutines contend; with Idle below Size a count of the idle
 // resources is reserved before a resource turns idle and given up after it leaves, so the count
 // bounds them at every instant. Acquiring an idle resource and releasing it take no lock and
-// allocate nothing; a caller that waits its turn allocates nothing either, once the pool has had
-// as many callers waiting at once, garbage collections included: the pool keeps its wait objects
-// (a small struct and a one-element channel each) for reuse, one for each of the most callers that
-// have waited at once and one with each resource it has made (the last caller handed it), and
-// lets the spare ones go at Close. The pool's mutex is taken only to make, retire or wait, and,
-// when the ward has a shedder, on every lend and return (the shedder's core is not concurrent).
+// allocate nothing. The callers waiting their turn all wait on one channel the pool makes with
+// it, and a count of them: a Release that finds callers waiting hands its resource to the first
+// with one compare-and-set of the count and one send, as a channel hands a value to a goroutine
+// waiting on it, with no lock and no wake-up that finds nothing; a caller that waits allocates
+// nothing of the pool's. The pool's mutex is taken only to make, retire, turn the count of
+// waiters from none to one, or refuse them, and, when the ward has a shedder, on every lend and
+// return (the shedder's core is not concurrent).
 //
 // A Pool is a ward.Counter: [Pool.Counts] counts each loan once, when it ends (Release a pass,
 // Destroy a fail, a failed open a fail), the Acquires the ward refused, and those whose context
@@ -141,9 +146,11 @@
 //   - A Release or Destroy of a loan that has ended (released or destroyed already, by this Loan
 //     or a copy) does nothing: the resource may be another caller's now. The zero Loan's Release
 //     and Destroy do nothing. Release after Close closes the resource.
-//   - A caller whose context ends while it waits in the queue leaves it; one served as it gives
-//     up passes what it was served on (a resource to the next caller, a reservation back
-//     uncounted).
+//   - A caller whose context ends while it waits in the queue leaves it at once, unless a grant
+//     is owed to every caller waiting (a Release or a make is handing one on, one send away): it
+//     then leaves when such a grant reaches it or another caller begins to wait, whichever comes
+//     first, never later. One served as it gives up passes what it was served on (a resource to
+//     the next caller, a reservation back uncounted).
 //   - Stats' fields are read one after another while the pool runs: under concurrent use they
 //     need not add up. With Idle below Size, Stats.Idle is the idle count, which also counts a
 //     resource on its way in or out of the idle set, and is never above Limits.Idle.

@@ -37,13 +37,3 @@ func TestGrantSize(t *testing.T) {
 		t.Errorf("grant is %d bytes, want 32", got)
 	}
 }
-
-// A waiter is 64 bytes on 64-bit targets: one cache line, where the allocator aligns it.
-func TestWaiterSize(t *testing.T) {
-	if unsafe.Sizeof(uintptr(0)) != 8 {
-		t.Skip("32-bit target")
-	}
-	if got := unsafe.Sizeof(waiter{}); got != 64 {
-		t.Errorf("waiter is %d bytes, want 64", got)
-	}
-}

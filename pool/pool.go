@@ -108,7 +108,6 @@ type slot struct {
 	born   int64
 	rested int64
 	loan   int
-	handed *waiter // the waiter last handed this slot, under the pool's lock: see handTo
 	_      [stripe.CacheLine]byte
 }
 
@@ -122,7 +121,8 @@ func (s *slot) lend() uint64 {
 // freeNext moves the slot to its next generation, free.
 func (s *slot) freeNext() { s.word.Store((s.word.Load()>>2 + 1) << 2) }
 
-// closedBit marks the gate closed; the rest of the gate is 1 while callers wait, else 0.
+// closedBit marks the gate closed; the rest of the gate counts the callers waiting that no grant
+// is owed to yet.
 const closedBit = 1 << 62
 
 // hot holds the words every Acquire and Release read, each on cache lines of its own.
@@ -130,10 +130,11 @@ type hot struct {
 	_      [stripe.CacheLine]byte
 	top    atomic.Uint64 // the idle stack: version<<32 | top slot plus one (0: empty)
 	_      [stripe.CacheLine - unsafe.Sizeof(atomic.Uint64{})]byte
-	gate   atomic.Int64 // 1 while callers wait, plus closedBit once closed: 0 is the fast path's go-ahead
+	gate   atomic.Int64 // the callers waiting unserved, plus closedBit once closed: 0 is the fast path's go-ahead
 	idleN  atomic.Int64 // idle resources, counted only when Limits.Idle < Size
+	left   atomic.Int64 // callers that gave up and wait to leave (see leave)
 	spread atomic.Bool  // the Ps' caches are in use: set at the first collision on top
-	_      [stripe.CacheLine - 2*unsafe.Sizeof(atomic.Int64{}) - unsafe.Sizeof(atomic.Bool{})]byte
+	_      [stripe.CacheLine - 3*unsafe.Sizeof(atomic.Int64{}) - unsafe.Sizeof(atomic.Bool{})]byte
 	seen   atomic.Int64 // the coarse clock's reading
 	awake  atomic.Bool  // the coarse clock's timer is running
 	used   atomic.Bool  // seen was read since the timer's last tick
@@ -160,8 +161,10 @@ type base struct {
 	// the timer nil when every decision reads the clock.
 	gran  time.Duration
 	timer *time.Timer
-	// The waiters not in use, a stack linked by their spare fields, under the pool's lock.
-	spares *waiter
+	// The grants to the callers waiting: every one that waits receives from it (see claim).
+	hand chan grant
+	// A caller counted while others wait to leave wakes one of them (see leave).
+	poke chan struct{}
 }
 
 // Pool is a concurrent pool of resources of type T, made by an open function and closed by a
@@ -169,13 +172,14 @@ type base struct {
 //
 // Acquire lends the most recently released idle resource, opens one when there is room, or waits
 // its turn; the [Loan] it returns gives the resource back with Release, or says it broke with
-// Destroy. Acquiring an idle resource and releasing it take no lock and allocate nothing. A Pool
-// is safe for use by any number of goroutines; it must not be copied after first use. Close it to
-// close what it holds and stop its evictor.
+// Destroy. Acquiring an idle resource and releasing it take no lock and allocate nothing, and
+// neither does a Release that hands its resource to a caller waiting. A Pool is safe for use by
+// any number of goroutines; it must not be copied after first use. Close it to close what it
+// holds and stop its evictor.
 //
 // Driven from one goroutine with an injected clock and draw, a Pool gives exactly the answers of
 // a [Core] with the same limits and ward. Under testing/synctest, make and use a Pool inside one
-// bubble: the channels its callers wait on are kept for its later waits.
+// bubble: its callers wait on a channel made with it.
 type Pool[T comparable] struct {
 	_           stripe.NoCopy
 	b           base
@@ -190,9 +194,6 @@ type Pool[T comparable] struct {
 	index   map[T]uint32 // the slot of every live resource
 	live    int
 	free    []uint32
-	head    *waiter
-	tail    *waiter
-	waiting int // callers in the queue
 	closed  bool
 	opened  int64
 	failed  int64
@@ -258,6 +259,8 @@ func New[T comparable](open func(context.Context) (T, error), close func(T), lim
 			clock: cfg.clock,
 			timed: limits.Keep > 0 || limits.Life > 0,
 			lends: cfg.ward.Shedder != nil,
+			hand:  make(chan grant, min(limits.Size, maxBuffered)),
+			poke:  make(chan struct{}, 1),
 		},
 		items:       make([]T, limits.Size),
 		open:        open,
@@ -460,11 +463,9 @@ const (
 	fastWake         // giveBack: idle again, but a caller began to wait or the pool closed meanwhile
 )
 
-// lendIdle lends an idle resource while no caller waits: the slot and the loan's word.
+// lendIdle lends an idle resource, which the caller may take (no caller waits: see Acquire): the
+// slot and the loan's word.
 func (b *base) lendIdle() (uint32, uint64, int) {
-	if b.h.gate.Load() != 0 {
-		return 0, 0, fastNone
-	}
 	i, ok := b.take()
 	if !ok {
 		return 0, 0, fastNone
@@ -479,19 +480,27 @@ func (b *base) lendIdle() (uint32, uint64, int) {
 }
 
 // giveBack takes slot i back from the loan whose word is w, counts pass (1 for a Release, 0 for
-// a give-back the caller never saw) in the slot's passed and, on the fast path, makes it idle.
-// The compare-and-set gives the caller the slot's plain fields, so the count is written by one
-// goroutine at a time and never loses an update: a Release costs no write beyond the slot's line.
+// a give-back the caller never saw) in the slot's passed and, on the fast path, hands it to a
+// caller waiting or makes it idle. The compare-and-set gives the caller the slot's plain fields,
+// so the count is written by one goroutine at a time and never loses an update: a Release costs
+// no write beyond the slot's line.
+//
+// A slot handed on keeps the word the compare-and-set moved it to (still lent, a generation never
+// lent before) as its new loan's: the handoff writes no word, takes no lock, and wakes the waiter
+// once, with its grant.
 func (b *base) giveBack(i uint32, w uint64, pass int64) int {
 	s := &b.slots[i]
 	if !s.word.CompareAndSwap(w, w+genStep) {
 		return fastStale
 	}
 	stripe.Add(&s.passed, pass)
+	if b.h.gate.Load() != 0 && b.handOn(i, w+genStep) {
+		return fastDone
+	}
 	if b.timed {
 		s.rested = b.now()
 	}
-	if b.lends || b.h.gate.Load() != 0 || past(s.rested, s.born, b.lim.Life) || !b.reserve() {
+	if b.lends || past(s.rested, s.born, b.lim.Life) || !b.reserve() {
 		return fastSlow
 	}
 	b.put(i)
@@ -501,16 +510,106 @@ func (b *base) giveBack(i uint32, w uint64, pass int64) int {
 	return fastDone
 }
 
+// handOn hands slot i, taken back under the word w, to a caller waiting, if one waits that no
+// grant is owed to, the ward has no shedder (which lends under the lock) and the resource is not
+// past Life. Without Life it reads no clock: a resource handed on does not rest, and its rest is
+// timed only when it turns idle.
+func (b *base) handOn(i uint32, w uint64) bool {
+	if b.lends {
+		return false
+	}
+	if s := &b.slots[i]; b.lim.Life > 0 {
+		if s.rested = b.now(); past(s.rested, s.born, b.lim.Life) {
+			return false
+		}
+	}
+	if !b.claim() {
+		return false
+	}
+	b.hand <- grant{w: w, i: i}
+	return true
+}
+
+// claim owes one caller waiting a grant on hand, if one waits that no grant is owed to (the pool
+// is then open): the caller must then send it one, and only one. A caller that gives up while it
+// waits claims too, for itself: then no grant is owed to it; if none can be claimed, every one
+// waiting is owed a grant, and it must receive one and pass it on.
+//
+// The callers waiting are not named: every one receives from hand, in the order they began to
+// receive (the channel's), and the gate counts those no grant is owed to yet. So the callers
+// receiving always number at least the grants owed, and every grant sent is received by exactly
+// one of them. Close sets the count to 0 as it sets closedBit, and it stays 0.
+func (b *base) claim() bool { return b.step(-1) }
+
+// claimAll owes a grant to every caller waiting that none is owed to yet, and returns how many.
+func (b *base) claimAll() int64 {
+	for {
+		g := b.h.gate.Load()
+		if n := g &^ closedBit; n == 0 || b.h.gate.CompareAndSwap(g, g&closedBit) {
+			return n
+		}
+	}
+}
+
+// join counts the caller among the waiters when others already wait unserved: then nothing is
+// idle and there is no room to make that the pool has not served (whoever changes that serves the
+// waiters, see giveBack and serve), and the caller need not look. The first to wait counts itself
+// under the pool's lock instead, and serves before it lets the lock go: so no caller counted
+// needs the lock before it receives, and a send made under the lock never waits on one that does.
+func (b *base) join() bool {
+	if !b.step(1) {
+		return false
+	}
+	b.counted()
+	return true
+}
+
+// counted wakes a caller waiting to leave, if one waits, once a caller has been counted among the
+// waiters: its count may be the one the leaver can take (see leave).
+func (b *base) counted() {
+	if b.h.left.Load() != 0 {
+		b.wake()
+	}
+}
+
+// wake wakes one caller waiting to leave, unless one is to be woken already.
+func (b *base) wake() {
+	select {
+	case b.poke <- struct{}{}:
+	default:
+	}
+}
+
+// step moves the count of waiters no grant is owed to by d, unless it is 0 (or the pool closed).
+func (b *base) step(d int64) bool {
+	for {
+		g := b.h.gate.Load()
+		if g == 0 || g&closedBit != 0 {
+			return false
+		}
+		if b.h.gate.CompareAndSwap(g, g+d) {
+			return true
+		}
+	}
+}
+
+// maxBuffered bounds hand's buffer. Grants go into it only for callers counted as waiting that have
+// not yet begun to receive, who take them without waiting; a send to a full buffer waits for one
+// of them, which needs nothing the sender holds.
+const maxBuffered = 64
+
 // Acquire lends a resource: the most recently released idle one, a new one opened when there is
-// room, or the next one released, in the order callers came. It returns an error matching
-// [ErrRefused] when the ward refuses (Later's carries the wait), ctx's error when ctx ends first,
-// [ErrClosed] when the pool is closed, or open's error. A panic in open gives the room it had back
-// and continues on this goroutine.
+// room, or the next one released, in the order callers begin to receive it (see the package doc's
+// "The concurrent pool"). It returns an error matching [ErrRefused] when the ward refuses (Later's
+// carries the wait), ctx's error when ctx ends first, [ErrClosed] when the pool is closed, or
+// open's error. A panic in open gives the room it had back and continues on this goroutine.
 func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Loan[T]{}, err
 	}
-	for !p.b.lends {
+	// While callers wait, a new one queues behind them: the gate is read here, before any call,
+	// so that a caller that will wait makes no call it does not need.
+	for !p.b.lends && p.b.h.gate.Load() == 0 {
 		i, w, got := p.b.lendIdle()
 		if got == fastDone {
 			return p.loan(i, w), nil
@@ -518,12 +617,17 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 		if got == fastNone {
 			break
 		}
-		p.mu.Lock()
-		out := p.serve(unread, []uint32{p.retire(i)})
-		p.mu.Unlock()
-		p.closeAll(out)
+		p.retireStale(i)
 	}
 	return p.acquireSlow(ctx)
+}
+
+// retireStale retires slot i, which Acquire took off the idle set past its age.
+func (p *Pool[T]) retireStale(i uint32) {
+	p.mu.Lock()
+	out := p.serve(unread, []uint32{p.retire(i)})
+	p.mu.Unlock()
+	p.closeAll(out)
 }
 
 // Release gives the resource back. It is kept idle unless Limits.Idle already sit idle, it is
@@ -584,159 +688,132 @@ type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies
 	make bool
 }
 
-// waiter is one Acquire waiting its turn. A waiter is reused by the pool's later waits once it
-// is out of the queue and its channel is empty for good, so a wait allocates nothing once the
-// pool has had as many waiting at once. Waiters are recycled under the pool's lock, with no
-// atomic operation of their own: one that leaves the queue without a grant, or is refused, goes
-// back to the spares at once; one handed a slot (to lend or to make) stays with the slot
-// (slot.handed) until the slot is handed again, by which time the loan or the make it carried
-// has ended, so its owner has received the grant and does not read the waiter again.
-//
-// A waiter is 64 bytes on 64-bit targets, one cache line of its own (the allocator aligns
-// objects of that size to it), which a handoff writes anyway: whether it is queued is read from
-// the queue's links (see queued), and the grant a Release hands on is written there too, not on
-// the Release's stack, whose deeper frames a goroutine resumed after a wait has not touched lately.
-type waiter struct {
-	ch         chan grant
-	prev, next *waiter
-	spare      *waiter // among the spares: the next one
-	grant      grant   // what keep handed it, to be sent on ch outside the lock
-}
-
-// queued reports whether w is in the queue. Under the lock.
-func (p *Pool[T]) queued(w *waiter) bool { return w.prev != nil || p.head == w }
-
-// spareWaiter returns a waiter not in use: a spare, else a new one. Under the pool's lock.
-func (b *base) spareWaiter() *waiter {
-	w := b.spares
-	if w == nil {
-		return &waiter{ch: make(chan grant, 1)}
-	}
-	b.spares, w.spare = w.spare, nil
-	return w
-}
-
-// keepWaiter makes w, out of the queue and its channel empty for good, a spare. Under the pool's
-// lock.
-func (b *base) keepWaiter(w *waiter) {
-	w.spare, b.spares = b.spares, w
-}
-
-// handTo records that slot i is handed to waiter w, and makes a spare of the waiter it was
-// handed to before (see waiter). Under the pool's lock.
-func (b *base) handTo(i uint32, w *waiter) {
-	s := &b.slots[i]
-	if old := s.handed; old != nil {
-		b.keepWaiter(old)
-	}
-	s.handed = w
-}
-
-func (p *Pool[T]) enqueue(w *waiter) {
-	w.prev, w.next = p.tail, nil
-	if p.tail == nil {
-		p.head = w
-	} else {
-		p.tail.next = w
-	}
-	p.tail = w
-	// The gate moves only when the queue turns non-empty or empty, so a queue that stays long
-	// (callers contending) costs its waits no write to the gate's line.
-	if p.waiting++; p.waiting == 1 {
-		p.b.h.gate.Add(1)
-	}
-}
-
-func (p *Pool[T]) dequeue(w *waiter) {
-	if w.prev == nil {
-		p.head = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		p.tail = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next = nil, nil
-	if p.waiting--; p.waiting == 0 {
-		p.b.h.gate.Add(-1)
-	}
-}
-
-// give hands g to the first waiter.
-func (p *Pool[T]) give(g grant) {
-	w := p.head
-	p.dequeue(w)
-	w.ch <- g
-}
-
+// acquireSlow waits its turn: it counts the caller among the waiters, serves the waiters if it is
+// the first (nothing idle was left for the others), and receives its grant. The wait itself is
+// base's (await), and the rare paths are calls of their own, so that the frames a caller resumes
+// through after its wait are small: a goroutine's stack is cold by then.
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return Loan[T]{}, ErrClosed
-	}
-	// The pool's own waiters are reused, never another pool's: a pool's waits stay within the
-	// testing/synctest bubble the pool is used in.
-	w := p.b.spareWaiter()
-	p.enqueue(w)
-	if p.head != w {
-		// Callers waited before this one: the pool served what it could when they came, and
-		// serves every change since (a Release that turns a resource idle rechecks the gate
-		// after it, see giveBack), so nothing idle or room to make is left for this one yet.
-		p.mu.Unlock()
-	} else {
-		out := p.serve(unread, nil)
-		p.mu.Unlock()
-		p.closeAll(out)
-	}
-	var g grant
-	if done := ctx.Done(); done == nil { // a context that never ends: a plain receive
-		g = <-w.ch
-	} else {
-		select {
-		case g = <-w.ch:
-		case <-done:
-			p.mu.Lock()
-			if p.queued(w) {
-				p.dequeue(w)
-				p.b.keepWaiter(w) // never served: its channel stays empty
-				p.mu.Unlock()
-				p.b.counts.Add(tally.Abandoned)
-				return Loan[T]{}, ctx.Err()
+	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
+	if !p.b.join() {
+		if g, k := p.first(); k != firstCounted {
+			if k == firstClosed {
+				return Loan[T]{}, ErrClosed
 			}
-			p.mu.Unlock()
-			if g = <-w.ch; g.err != nil { // served while giving up
-				p.unwait(w)
-			} else {
-				p.abandon(g) // undo it; w stays with the slot
-			}
-			p.b.counts.Add(tally.Abandoned)
-			return Loan[T]{}, ctx.Err()
+			return p.use(ctx, g, true)
 		}
 	}
-	if g.err != nil {
-		p.unwait(w)
+	g, served := grant{}, true
+	if done == nil { // a context that never ends: a plain receive
+		g = <-p.b.hand
+	} else {
+		g, served = p.b.await(done)
+	}
+	return p.use(ctx, g, served)
+}
+
+// use is what Acquire answers with the grant g a caller received (served), or passed on after it
+// gave up (not served).
+func (p *Pool[T]) use(ctx context.Context, g grant, served bool) (Loan[T], error) {
+	switch {
+	case !served:
+		p.abandon(g)
+		p.b.counts.Add(tally.Abandoned)
+		return Loan[T]{}, ctx.Err()
+	case g.err != nil:
 		if g.err != ErrClosed {
 			p.b.counts.Add(tally.Refused)
 		}
 		return Loan[T]{}, g.err
+	case g.make:
+		return p.make(ctx, g.i)
 	}
-	if !g.make { // w stays with the slot
-		return p.loan(g.i, g.w), nil
-	}
-	return p.make(ctx, g.i)
+	return p.loan(g.i, g.w), nil
 }
 
-// unwait makes a spare of w, refused and its refusal received, unless the pool has closed: no
-// wait is made from then on, and Close let the spares go.
-func (p *Pool[T]) unwait(w *waiter) {
-	p.mu.Lock()
-	if !p.closed {
-		p.b.keepWaiter(w)
+// What first did.
+const (
+	firstCounted = iota // counted among the waiters: receive
+	firstServed         // received its grant while it closed stale resources
+	firstClosed         // the pool is closed
+)
+
+// first counts the caller among the waiters as the first, under the lock, and serves what is idle,
+// or room to make, to the callers counted (this one among them); every change after is served by
+// whoever makes it.
+//
+// Serving may find idle resources past their age, to close outside the lock; closing them takes
+// the lock again afterwards. A caller counted among the waiters and not yet served never takes
+// the lock before it receives, though: a send made under the lock to a full buffer may wait for
+// it. So the caller first leaves the count (see leave): it uncounts itself, or takes the grant
+// owed to it; then it closes them, and with a grant it is served, else it counts itself again.
+func (p *Pool[T]) first() (grant, int) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return grant{}, firstClosed
+		}
+		p.b.h.gate.Add(1)
+		p.b.counted()
+		out := p.serve(unread, nil)
+		p.mu.Unlock()
+		if len(out) == 0 {
+			return grant{}, firstCounted
+		}
+		g := p.b.leave()
+		p.closeAll(out)
+		if g.err != errLeft {
+			return g, firstServed
+		}
+		if p.b.join() {
+			return grant{}, firstCounted
+		}
 	}
-	p.mu.Unlock()
+}
+
+// errLeft is await's grant to a caller that gave up while no grant was owed to it: nothing to
+// pass on.
+var errLeft = errors.New("pool: left the queue")
+
+// await receives the grant of a caller counted among the waiters, or, when done ends first,
+// answers false with what the caller must pass on (see leave).
+func (b *base) await(done <-chan struct{}) (grant, bool) {
+	select {
+	case g := <-b.hand:
+		return g, true
+	case <-done:
+		return b.leave(), false
+	}
+}
+
+// leave is the way out of a caller counted among the waiters that gives up: errLeft once it has
+// uncounted itself, else a grant it receives, to pass on. It uncounts itself when it can claim;
+// when it cannot, a grant is owed to every caller counted, this one among them, and is sent
+// without waiting on anything but a receiver. Waiting for a grant alone is not enough, though: a
+// caller counted after the claim failed may receive first and take the grant owed, and the one
+// owed to that caller comes only when a resource is released or room is made, which may be never.
+// So a leaver also waits to be woken by the next caller counted (whose count then stands for this
+// one) and claims again; it is counted among those waiting to leave before it first claims, and a
+// caller counts itself before it looks for them, so one of the two sees the other. A leaver that
+// uncounts itself wakes the next one while callers are still counted, so a wake-up lost to a full
+// poke is passed on. It blocks on channels only, never spins: a testing/synctest bubble sees it
+// durably blocked.
+func (b *base) leave() grant {
+	b.h.left.Add(1)
+	for {
+		if b.claim() {
+			if b.h.left.Add(-1) != 0 && b.h.gate.Load()&^closedBit != 0 {
+				b.wake()
+			}
+			return grant{err: errLeft}
+		}
+		select {
+		case g := <-b.hand:
+			b.h.left.Add(-1)
+			return g
+		case <-b.poke:
+		}
+	}
 }
 
 // abandon undoes g, served to a caller that gave up.
@@ -883,10 +960,7 @@ func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing) {
 			p.g.back(s.loan, now, true)
 			s.loan = 0
 			s.rested = now
-			var to *waiter
-			if out, to = p.keep(i, now, out); to != nil {
-				to.ch <- to.grant // its channel is empty: this never blocks
-			}
+			out, _ = p.keep(i, now, out)
 		}
 	}
 	d.finished, d.err = true, err
@@ -900,11 +974,11 @@ func (p *Pool[T]) settle(i uint32, item T, err error, d *dialing) {
 // clock that reads exactly this is read again, which gives the same reading.)
 const unread = math.MinInt64
 
-// serve hands what the pool can to the callers waiting, first come first served, at now (or at
+// serve hands what the pool can to the callers waiting, in the order they wait, at now (or at
 // the clock's reading when it first needs one, if now is unread). Under the lock; returns out
 // with the slots to close appended.
 func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
-	for p.head != nil {
+	for p.b.h.gate.Load() != 0 && !p.closed {
 		if i, ok := p.b.take(); ok {
 			if now == unread {
 				now = p.b.clock()
@@ -915,20 +989,23 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 				p.b.unreserve()
 				continue
 			}
+			if !p.b.claim() { // the waiters gave up meanwhile
+				p.b.put(i) // still counted
+				return out
+			}
 			loan, ok := p.g.lend(now)
 			if !ok {
-				p.b.put(i) // still counted
+				p.b.put(i)
 				p.refuseAll(ErrRefused)
 				return out
 			}
 			s.loan = loan
 			w := s.lend()
 			p.b.unreserve()
-			p.b.handTo(i, p.head)
-			p.give(grant{i: i, w: w})
+			p.b.hand <- grant{w: w, i: i}
 			continue
 		}
-		if p.live >= p.b.lim.Size {
+		if p.live >= p.b.lim.Size || !p.b.claim() {
 			return out
 		}
 		if now == unread {
@@ -949,45 +1026,42 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 		s.loan = loan
 		s.word.Store(s.word.Load()&^stMask | stMaking)
 		p.live++
-		p.b.handTo(i, p.head)
-		p.give(grant{i: i, make: true})
+		p.b.hand <- grant{i: i, make: true}
 	}
 	return out
 }
 
+// refuseAll refuses the caller a grant was claimed for and every caller waiting with err. Under
+// the lock.
 func (p *Pool[T]) refuseAll(err error) {
-	for p.head != nil {
-		p.give(grant{err: err})
+	for n := p.b.claimAll() + 1; n > 0; n-- {
+		p.b.hand <- grant{err: err}
 	}
 }
 
 // keep places slot i, taken back from its loan at now and not idle: with the first waiter, in
-// the idle set if Limits.Idle leaves room, or out to be closed. Under the lock; a waiter it
-// hands the slot to is out of the queue and returned, for the caller to send its grant
-// (to.ch <- to.grant) once the lock is released, so that waking it is not done under the lock.
-// The loan's word is the one the slot's taking back moved it to (still marked lent, a generation
-// never lent before), taken as it is: handing a slot on writes no word.
-func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, to *waiter) {
+// the idle set if Limits.Idle leaves room, or out to be closed, and reports whether it handed it
+// on. Under the lock. The loan's word is the one the slot's taking back moved it to (still
+// marked lent, a generation never lent before), taken as it is: handing a slot on writes no word.
+func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, handed bool) {
 	s := &p.b.slots[i]
 	if p.closed || past(now, s.born, p.b.lim.Life) {
-		return append(out, p.retire(i)), nil
+		return append(out, p.retire(i)), false
 	}
-	if p.head != nil {
-		if loan, ok := p.g.lend(now); ok {
+	if p.b.claim() {
+		loan, ok := p.g.lend(now)
+		if ok {
 			s.loan = loan
-			to = p.head
-			p.dequeue(to)
-			p.b.handTo(i, to)
-			to.grant = grant{i: i, w: s.word.Load()}
-			return out, to
+			p.b.hand <- grant{w: s.word.Load(), i: i}
+			return out, true
 		}
 		p.refuseAll(ErrRefused)
 	}
 	if p.b.reserve() {
 		p.b.put(i)
-		return out, nil
+		return out, false
 	}
-	return append(out, p.retire(i)), nil
+	return append(out, p.retire(i)), false
 }
 
 // retire takes slot i's resource out of the pool and returns i for closeAll: the slot stays
@@ -1037,15 +1111,12 @@ func (p *Pool[T]) releaseSlow(i uint32) {
 	}
 	p.g.back(s.loan, now, true)
 	s.loan = 0
-	out, to := p.keep(i, now, nil)
-	if to != nil {
+	out, handed := p.keep(i, now, nil)
+	if !handed {
 		// Handed on, it changed neither the idle set nor the room to make, which every change
-		// serves as it happens: nothing more to serve. The waiter is woken outside the lock.
-		p.mu.Unlock()
-		to.ch <- to.grant // its channel is empty: this never blocks
-		return
+		// serves as it happens: nothing more to serve.
+		out = p.serve(unread, out) // what it changed, at the clock's reading
 	}
-	out = p.serve(unread, out) // what it changed, at the clock's reading
 	p.mu.Unlock()
 	p.closeAll(out)
 }
@@ -1119,11 +1190,12 @@ func (p *Pool[T]) Close() {
 		return
 	}
 	p.closed = true
-	p.b.h.gate.Add(closedBit)
-	p.b.spares = nil // no wait is made from here on: the spares go
+	n := p.b.h.gate.Swap(closedBit) // every caller waiting is owed ErrClosed, and no one joins
 	out := p.drainIfClosed(nil)
-	p.refuseAll(ErrClosed)
 	p.mu.Unlock()
+	for ; n > 0; n-- { // outside the lock: a caller counted may not have begun to receive
+		p.b.hand <- grant{err: ErrClosed}
+	}
 	p.closeAll(out)
 	if p.b.timer != nil {
 		p.b.timer.Stop() // a tick already under way sees closedBit and stops
@@ -1167,7 +1239,7 @@ func (p *Pool[T]) Counts() ward.Counts {
 func (p *Pool[T]) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Stats{Live: p.live, Waiting: p.waiting, Opened: p.opened, Failed: p.failed, Closed: p.retired}
+	st := Stats{Live: p.live, Waiting: int(p.b.h.gate.Load() &^ closedBit), Opened: p.opened, Failed: p.failed, Closed: p.retired}
 	for i := range p.b.slots {
 		switch p.b.slots[i].word.Load() & stMask {
 		case stIdle:

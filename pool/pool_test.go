@@ -267,41 +267,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// Waiters are served in the order they came.
-func TestPoolFIFO(t *testing.T) {
-	c := &counts{}
-	p := newPool(t, c, limits(1, 1, 0, 0))
-	a, _ := p.Acquire(context.Background())
-	order := make(chan int, 5)
-	var wg sync.WaitGroup
-	for k := range 5 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x, err := p.Acquire(context.Background())
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			order <- k
-			x.Release()
-		}()
-		waitFor(t, "waiter queued", func() bool { return p.Stats().Waiting == k+1 })
-	}
-	a.Release()
-	wg.Wait()
-	close(order)
-	want := 0
-	for k := range order {
-		if k != want {
-			t.Fatalf("waiter %d served in place %d", k, want)
-		}
-		want++
-	}
-	p.Close()
-	checkClosed(t, c)
-}
-
 // A waiter that gives up leaves the queue; one served as it gives up passes its resource on.
 func TestPoolWaiterCancel(t *testing.T) {
 	c := &counts{}
@@ -440,9 +405,7 @@ func TestPoolStress(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if n := p.waiters(t); n > size+workers {
-		t.Fatalf("%d wait objects kept, want at most %d", n, size+workers)
-	}
+	p.settled(t)
 	p.Close()
 	if c.over.Load() {
 		t.Fatal("more than Size resources live at once")
@@ -451,6 +414,7 @@ func TestPoolStress(t *testing.T) {
 		t.Fatal("a resource lent to two callers at once")
 	}
 	checkClosed(t, c)
+	p.settled(t)
 	if st := p.Stats(); st.Live != 0 || st.Waiting != 0 {
 		t.Fatalf("Stats after Close = %+v", st)
 	}
