@@ -354,8 +354,7 @@ func (b *Breaker) record(field int, out uintptr) {
 		now = b.clock()
 	}
 	rows := b.counts.Current()
-	p := stripe.PinRow(rows)
-	if uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows
+	if p := stripe.PinRow(rows); uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows
 		stripe.Unpin()
 		b.recordSlow(now, field, out)
 	} else if row := rows.Row(p); b.win.AddFreshPinned(p, now, field, 1) { // row taken before the call: no check after it
@@ -485,10 +484,13 @@ func (b *Breaker) ahead(now int64) bool {
 	return now > seen && uint64(now)-uint64(seen) > uint64(b.p.Window)
 }
 
-// moved reports whether again, given the reading now and the clock's fresh reading, would decide
-// again: time moved by the granularity or more, or jumped far back. It writes nothing, so a
-// pinned caller may ask.
-func (b *Breaker) moved(now, fresh int64) bool { return fresh-now >= b.gran || b.jumped(fresh) }
+// moved reports whether again, given the reading now (the latest reading, as Allow loaded it)
+// and the clock's fresh reading, should decide again: time moved by the granularity or more, or
+// jumped back more than a window (again pulls back only if fresh lies that far before the latest
+// reading as it then stands). It reads and writes nothing shared, so a pinned caller may ask.
+func (b *Breaker) moved(now, fresh int64) bool {
+	return fresh-now >= b.gran || now > fresh && uint64(now)-uint64(fresh) > uint64(b.p.Window)
+}
 
 func (b *Breaker) history(now int64) history {
 	var h history
@@ -499,11 +501,7 @@ func (b *Breaker) history(now int64) history {
 // Allow asks to make one call. It returns a promise to settle once the call has finished, or
 // [ErrUnavailable], recorded as a Drop.
 func (b *Breaker) Allow() (Promise, error) {
-	if now := b.seen.Load(); now < b.open.Load() { // now on the line of a compare: no inline mark's own instruction
-		// Healthy at the last refresh, the reading before the next one: the full path would
-		// admit this call and change nothing (see refresh).
-		return Promise{b: b}, nil
-	} else if now < b.until.Load() {
+	if now := b.seen.Load(); now < b.until.Load() { // now on the line of a compare: no inline mark's own instruction
 		// Tripped, the reading before both the next probe and the next refresh: the full path
 		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.counts.Current() // refuse, written out: no call on the refusal
@@ -529,6 +527,10 @@ func (b *Breaker) Allow() (Promise, error) {
 			return b.again(now, fresh, 0, 1, false)
 		}
 		return Promise{}, ErrUnavailable
+	} else if now < b.open.Load() {
+		// Healthy at the last refresh, the reading before the next one: the full path would
+		// admit this call and change nothing (see refresh).
+		return Promise{b: b}, nil
 	} else {
 		bits := b.scaled.Load()
 		if now >= b.thr.Load() {
