@@ -465,15 +465,19 @@ func (s *Shedder) decide(now int64, cpu int, count bool) verdict {
 		return vRefuse
 	}
 	rows := s.refused.Rows()
-	var read bool
-	if row := rows.Row(stripe.PinRow(rows)); row != nil {
-		read = clock.Count(row, now)
+	if p := stripe.PinRow(rows); uint(p) < uint(rows.Len()) { // branch while pinned: no flag kept across the unpin
+		if !clock.Count(rows.Row(p), now) {
+			stripe.Unpin()
+			return vRefuse
+		}
 		stripe.Unpin()
-	} else { // GOMAXPROCS grew past the rows: Refuse grows them
-		stripe.Unpin()
-		read = s.refused.Refuse(now)
+	} else {
+		stripe.Unpin() // GOMAXPROCS grew past the rows: Refuse grows them
+		if !s.refused.Refuse(now) {
+			return vRefuse
+		}
 	}
-	if read && s.refresh != 0 {
+	if s.refresh != 0 {
 		return vRecheck
 	}
 	return vRefuse
