@@ -73,7 +73,7 @@ type Breaker struct {
 
 // breakerHot is what every Allow reads.
 type breakerHot struct {
-	seen   atomic.Int64  // the latest clock reading a settle made (clock.Coarse's word, loaded by Allow with no inline mark of its own)
+	seen   atomic.Int64  // the latest clock reading a settle made (clock.Coarse's rule: see observe)
 	open   atomic.Int64  // while healthy: a reading below it is admitted at once (see Allow); else math.MinInt64
 	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits)
 	scaled atomic.Uint64 // cached drop ratio after it
@@ -501,7 +501,9 @@ func (b *Breaker) history(now int64) history {
 // Allow asks to make one call. It returns a promise to settle once the call has finished, or
 // [ErrUnavailable], recorded as a Drop.
 func (b *Breaker) Allow() (Promise, error) {
-	if now := b.seen.Load(); now < b.until.Load() { // now on the line of a compare: no inline mark's own instruction
+	// The tripped check comes first: a flood of refusals is where a call's cost counts most. now is
+	// loaded on the line of a compare, so no no-op instruction marks where its load was inlined.
+	if now := b.seen.Load(); now < b.until.Load() {
 		// Tripped, the reading before both the next probe and the next refresh: the full path
 		// would refuse this call and change nothing but the refusal count (see hold).
 		rows := b.counts.Current() // refuse, written out: no call on the refusal
