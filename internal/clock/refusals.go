@@ -57,7 +57,7 @@ func (r *Refusals) Rows() *stripe.Rows { return r.t.Current() }
 // moved.
 func Count(row unsafe.Pointer, seen int64) bool {
 	r := (*countRow)(row)
-	if stripe.Plain { // written on one line, the load and the add carry Store's position
+	if stripe.Plain { // the row's one writer: Add as one line, with no no-op to mark where Add was inlined
 		stripe.Store(&r.total, stripe.Load(&r.total)+1)
 	} else {
 		stripe.Add(&r.total, 1) // a row may have more than one writer
