@@ -374,32 +374,9 @@ func TestPoolStress(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 5))
 			<-start
 			for range rounds {
-				ctx, cancel := context.WithCancel(context.Background())
-				if r.IntN(8) == 0 {
-					go cancel()
+				if err := borrowOnce(p, r, 8, true, &double); err != nil && !errors.Is(err, context.Canceled) {
+					t.Error(err)
 				}
-				x, err := p.Acquire(ctx)
-				if err != nil {
-					cancel()
-					if !errors.Is(err, context.Canceled) {
-						t.Error(err)
-					}
-					continue
-				}
-				if x.Value().lent.Add(1) != 1 {
-					double.Store(true)
-				}
-				runtime.Gosched()
-				x.Value().lent.Add(-1)
-				if r.IntN(10) == 0 {
-					x.Destroy()
-				} else {
-					x.Release()
-				}
-				if r.IntN(4) == 0 {
-					x.Release() // stale: ignored, whoever holds the resource now
-				}
-				cancel()
 			}
 		}()
 	}

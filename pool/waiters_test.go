@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/wardgo/ward"
 )
 
 // settled checks, under the pool's lock, that no caller is counted as waiting and no grant is
@@ -416,6 +418,106 @@ func TestPoolLeaverWokenByNextCaller(t *testing.T) {
 		p.settled(t)
 		if st, cn := p.Stats(), p.Counts(); st.Idle != 1 || st.Lent != 0 || cn.Abandoned != 1 {
 			t.Fatalf("Stats %+v, Counts %+v: want the resource idle and one caller abandoned", st, cn)
+		}
+		p.Close()
+		checkClosed(t, c)
+	})
+}
+
+// Two callers that gave up while a grant was owed to every caller counted both leave once two
+// more callers are counted, though the second of those finds the first's wake-up still pending
+// and wakes no one: the leaver woken takes one count and wakes the other, which takes the second.
+func TestPoolTwoLeaversOneWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, p, held := heldPool(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		left := make(chan error, 2)
+		for range 2 {
+			go func() { _, err := p.Acquire(ctx); left <- err }()
+			synctest.Wait()
+		}
+		for range 2 { // Releases about to hand each its resource
+			if !p.b.claim() {
+				t.Fatal("no waiter to claim")
+			}
+		}
+		cancel()
+		synctest.Wait() // neither can uncount itself: both wait to leave
+		if n := p.b.h.left.Load(); n != 2 || len(left) != 0 {
+			t.Fatalf("%d callers waiting to leave, %d returned: want 2 waiting, none returned", n, len(left))
+		}
+		p.mu.Lock()
+		// Two callers counted, the second after the first's wake-up and before a leaver took it:
+		// the second's finds it pending, so one wake-up is sent in all.
+		p.b.h.gate.Add(2)
+		p.mu.Unlock()
+		p.b.wake()
+		synctest.Wait()
+		for range 2 {
+			select {
+			case err := <-left:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Acquire = %v, want context.Canceled", err)
+				}
+			default:
+				t.Fatal("a caller that gave up still waits with a count it could take")
+			}
+		}
+		// The grants owed go to the two callers counted, whose part the test plays.
+		w := held.w + genStep
+		if !p.b.slots[held.i].word.CompareAndSwap(held.w, w) {
+			t.Fatal("the held loan's word moved")
+		}
+		p.b.hand <- grant{w: w, i: held.i} // a buffer of one grant: each received before the next
+		if g := <-p.b.hand; g.err != nil || g.i != held.i {
+			t.Fatalf("first grant %+v, want the resource handed on", g)
+		}
+		p.b.hand <- grant{err: ErrRefused}
+		<-p.b.hand
+		p.loan(held.i, w).Release()
+		p.settled(t)
+		if n := p.b.h.left.Load(); n != 0 {
+			t.Fatalf("%d callers counted as waiting to leave, want none", n)
+		}
+		if st := p.Stats(); st.Idle != 1 || st.Lent != 0 {
+			t.Fatalf("Stats %+v: want the resource idle", st)
+		}
+		p.Close()
+		checkClosed(t, c)
+	})
+}
+
+// A ward's refusal under the lock reaches every caller waiting, more of them than hand's buffer
+// holds (one grant, with Size 1): the sends wait for receivers, none of which needs the lock.
+func TestPoolRefuseAllBeyondBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := &fakeClock{}
+		c := &counts{}
+		p := newPool(t, c, limits(1, 1, 0, 0), WithClock(clk.Now),
+			WithWard(Ward{Bucket: &fakeBucket{interval: int64(time.Second)}}))
+		held, err := p.Acquire(context.Background()) // takes the bucket's token
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 5
+		got := make(chan error, n)
+		for range n {
+			go func() { _, err := p.Acquire(context.Background()); got <- err }()
+		}
+		synctest.Wait()
+		if st := p.Stats(); st.Waiting != n || cap(p.b.hand) != 1 {
+			t.Fatalf("Stats %+v, buffer %d: want %d waiting on a buffer of one", st, cap(p.b.hand), n)
+		}
+		held.Destroy() // room to make, and the bucket says Later: every caller refused, under the lock
+		for range n {
+			err := <-got
+			if wait, ok := ward.RetryAfter(err); !errors.Is(err, ErrRefused) || !ok || wait != time.Second {
+				t.Fatalf("Acquire = %v (wait %v), want ErrRefused with a second's wait", err, wait)
+			}
+		}
+		p.settled(t)
+		if cn := p.Counts(); cn.Refused != n {
+			t.Fatalf("Counts %+v, want %d refused", cn, n)
 		}
 		p.Close()
 		checkClosed(t, c)
