@@ -556,16 +556,14 @@ func (b *base) claimAll() int64 {
 // waiters, see giveBack and serve), and the caller need not look. The first to wait counts itself
 // under the pool's lock instead, and serves before it lets the lock go: so no caller counted
 // needs the lock before it receives, and a send made under the lock never waits on one that does.
-func (b *base) join() bool {
-	if !b.step(1) {
-		return false
-	}
-	b.counted()
-	return true
-}
+//
+// join wakes no caller waiting to leave: such a caller found the count at 0 when its claim
+// failed, and the count leaves 0 only in first, which wakes it (see counted); join moves a count
+// that is not 0, which a leaver that looks again can take already.
+func (b *base) join() bool { return b.step(1) }
 
-// counted wakes a caller waiting to leave, if one waits, once a caller has been counted among the
-// waiters: its count may be the one the leaver can take (see leave).
+// counted wakes a caller waiting to leave, if one waits, once the first caller has been counted
+// among the waiters: its count may be the one the leaver can take (see leave).
 func (b *base) counted() {
 	if b.h.left.Load() != 0 {
 		b.wake()
