@@ -357,12 +357,16 @@ func (b *Breaker) record(field int, out uintptr) {
 	if p := stripe.PinRow(rows); uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows
 		stripe.Unpin()
 		b.recordSlow(now, field, out)
-	} else if row := rows.Row(p); b.win.AddFreshPinned(p, now, field, 1) { // row taken before the call: no check after it
-		tally.AddRow(row, out)
-		stripe.Unpin()
-	} else { // a new head bucket, or a clock jumped back
-		stripe.Unpin()
-		b.recordSlow(now, field, out)
+	} else if row := rows.Row(p); true { // taken before the window's atomic loads: no check after them
+		// the window's common case, FreshAt, written out here so that it makes no call: its P's
+		// copy of the head bucket known from the memo
+		if wrows, h := b.win.Rows(); uint(p) < uint(wrows.Len()) && b.win.FreshAt(wrows.Row(p), h, now) {
+			stripe.Add(b.win.FreshCounter(wrows.Row(p), field), 1)
+			stripe.Add((*int64)(unsafe.Add(row, out*8)), 1) // tally.AddRow, written out: no inline mark
+			stripe.Unpin()
+		} else {
+			b.recordMiss(p, row, now, field, out)
+		}
 	}
 	if b.every == 0 {
 		return
@@ -372,6 +376,19 @@ func (b *Breaker) record(field int, out uintptr) {
 	if seen := b.seen.Load(); now < seen || uint64(now)-uint64(seen) >= uint64(b.gran) || now >= b.next.Load() {
 		b.settled(now)
 	}
+}
+
+// recordMiss is record's write past FreshAt's case, entered pinned to P index p, whose counts row
+// is row: the first write of a head bucket on the P, a late write, a new head bucket, a clock
+// jumped back, or GOMAXPROCS grown past the window's rows.
+func (b *Breaker) recordMiss(p int, row unsafe.Pointer, now int64, field int, out uintptr) {
+	if b.win.AddFreshPinned(p, now, field, 1) {
+		tally.AddRow(row, out)
+		stripe.Unpin()
+		return
+	}
+	stripe.Unpin()
+	b.recordSlow(now, field, out)
 }
 
 // recordSlow is record's write past AddFreshPinned's case, entered unpinned: the window's own

@@ -197,10 +197,11 @@ func (w *Window) Add(now int64, i int, v int64) {
 // beside the window's. i must lie in [0, Fields()) and j and k within side's rows, which the
 // caller made: nothing is checked.
 //
-// Each stripe row ends in a memo of the last instant its P wrote at and the head it found then:
-// whether a write goes into head bucket h depends on nothing but the ring, h and now, so a write
-// at the same instant with the same head (the common case for a caller that writes a coarse
-// reading) goes into h without [Window.inHead]'s arithmetic.
+// Each stripe row ends in a memo of the last instant its P wrote at here or through
+// [Window.AddPinned], the head it found then and the head bucket's place in the row: whether a
+// write goes into head bucket h depends on nothing but the ring, h and now, so a write at the same
+// instant with the same head (the common case for a caller that writes a coarse reading) goes into
+// h without [Window.inHead]'s arithmetic.
 func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k uintptr) {
 	r := w.cur.Load()
 	h := r.head.Load()
@@ -213,14 +214,13 @@ func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k ui
 		return
 	}
 	m := (*[memoWords]int64)(unsafe.Add(wrow, w.memo))
-	if stripe.Load(&m[0]) != now || stripe.Load(&m[1]) != h+1 {
+	if stripe.Load(&m[mNow]) != now || stripe.Load(&m[mHead]) != h+1 {
 		if !w.inHead(r, h, now) {
 			stripe.Unpin()
 			w.addCountSlow(now, i, v, side, j, k)
 			return
 		}
-		stripe.Store(&m[0], now)
-		stripe.Store(&m[1], h+1) // + 1: a fresh row's zero memo matches no head
+		w.remember(m, now, h)
 	}
 	w.add(w.slot(wrow, h), h, i, v)
 	stripe.Add((*int64)(unsafe.Add(srow, j*8)), 1)
@@ -228,12 +228,39 @@ func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k ui
 	stripe.Unpin()
 }
 
+// Rows returns the rows of the window's stripes and the head bucket as they stand, for a caller
+// pinned to a P (stripe.PinRow) that writes into its row (nil past the rows: GOMAXPROCS grew) with
+// [Window.AddAt] or [Window.FreshAt]. It is small enough to inline.
+func (w *Window) Rows() (*stripe.Rows, int64) {
+	r := w.cur.Load()
+	return r.rows.Current(), r.head.Load()
+}
+
+// AddAt is [Window.AddPinned]'s common case, for a caller pinned to the P whose row and head
+// [Window.Rows] returned (its row, not nil): a coarse reading, now the instant of the P's last write
+// through AddPinned or [Window.AddCount] (the memo), with the head h and the P's copy of the head
+// bucket as they were then. It adds v to counter i of the head bucket and reports true, or
+// reports false, having written nothing, in every other case; the caller then writes with
+// AddPinned, still pinned. i must lie in [0, Fields()): nothing is checked. It is small enough to
+// inline, and makes no call.
+func (w *Window) AddAt(row unsafe.Pointer, h, now int64, i int, v int64) bool {
+	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+	b := (*[1 + MaxFields]int64)(unsafe.Add(row, stripe.Load(&m[mSlot]))) // a slot of the row: 0 in a fresh one
+	if stripe.Load(&m[mNow]) != now || stripe.Load(&m[mHead]) != h+1 {
+		return false
+	}
+	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
+	return true
+}
+
 // AddPinned adds v to counter i of the bucket now falls in, as Add does, for a caller already
 // pinned to P index p (stripe.PinRow) that writes a count of its own in the same pinned section:
-// it reports false, having written nothing, when the write needs more than the head bucket as it
-// stands or the rows have no row p; the caller then unpins and writes with [Window.AddCount]. i
-// must lie in [0, Fields()): nothing is checked. It makes no call, so the caller's pinned section
-// stays short; the memo (see AddCount) spares it the head bucket's arithmetic.
+// it writes when the write goes into the head bucket as it stands (turning the P's copy of it if
+// that still holds an older bucket) and brings the P's memo to now (see [Window.AddCount]); it
+// reports false, having written nothing, when the write needs more than the head bucket or the
+// rows have no row p. The caller then unpins and writes with [Window.AddCount] or [Window.Add].
+// i must lie in [0, Fields()): nothing is checked. It cannot panic; [Window.AddAt] is its
+// common case, inlined.
 func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 	r := w.cur.Load()
 	h := r.head.Load()
@@ -242,25 +269,58 @@ func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 		return false
 	}
 	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
-	if stripe.Load(&m[0]) != now || stripe.Load(&m[1]) != h+1 {
+	if stripe.Load(&m[mNow]) != now || stripe.Load(&m[mHead]) != h+1 {
 		if !w.inHead(r, h, now) {
 			return false
 		}
-		stripe.Store(&m[0], now)
-		stripe.Store(&m[1], h+1) // + 1: a fresh row's zero memo matches no head
+		w.remember(m, now, h)
 	}
 	w.add(w.slot(row, h), h, i, v)
 	return true
 }
 
-// AddFreshPinned is [Window.AddPinned] for a caller whose instant is a fresh clock reading, which
-// moves on every call and so never matches the memo: it decides the head bucket by the ring's
-// arithmetic alone and leaves the memo as it is (a coarse reading's memo stays useful to others).
-// It reports false, having written nothing, when the write needs more than the head bucket as it
-// stands, when the rows have no row p, and when the P's copy of the head bucket still holds an
-// older bucket (the first write of each bucket on each P turns it, through the caller's slower
-// path). i must lie in [0, Fields()). It makes no call, so a caller may make it inside its
-// pinned section.
+// remember stores in a P's memo that its write at now went into head bucket h: the P's copy of
+// that bucket then holds it, and goes on holding it while h is the head. A write turns the copy
+// only to a bucket a whole ring from h, which lies past the head or, for a write that waited
+// that long between finding its bucket and writing it, before any window a reader visits with h
+// in it: the memo's writes into that copy are then lost until the head moves, as that write's
+// own turn loses the copy's counts. A build whose rows are not pinned to Ps keeps no memo.
+func (w *Window) remember(m *[memoWords]int64, now, h int64) {
+	if !stripe.Pinned { // rows shared by Ps: a memo's words could come from two writers
+		return
+	}
+	stripe.Store(&m[mNow], now)
+	stripe.Store(&m[mHead], h+1) // + 1: a fresh row's zero memo matches no head
+	stripe.Store(&m[mSlot], w.offset(h))
+}
+
+// FreshAt reports whether a write at now, a fresh clock reading, goes into the head bucket h
+// through the memo of the P whose row this is ([Window.Rows]): now inside the head bucket that
+// the P last wrote into through [Window.AddFreshPinned], with the P's copy of that bucket as it
+// was then (a memo of its own, kept beside the coarse reading's, which AddAt reads). If so, the
+// caller, still pinned, adds to [Window.FreshCounter]; if not, it writes with AddFreshPinned,
+// still pinned. It is small enough to inline, and makes no call.
+func (w *Window) FreshAt(row unsafe.Pointer, h, now int64) bool {
+	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+	return uint64(now)-uint64(stripe.Load(&m[mOpen])) < uint64(w.width) && stripe.Load(&m[mFreshHead]) == h+1
+}
+
+// FreshCounter returns counter i of the bucket the memo of the P whose row this is names, for a
+// caller that [Window.FreshAt] answered true. i must lie in [0, Fields()). It is small enough to
+// inline, and makes no call.
+func (w *Window) FreshCounter(row unsafe.Pointer, i int) *int64 {
+	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+	b := (*[1 + MaxFields]int64)(unsafe.Add(row, stripe.Load(&m[mFreshSlot])))
+	return &b[1+i&(MaxFields-1)] // i < fields <= MaxFields: the mask only tells the compiler
+}
+
+// AddFreshPinned is [Window.AddPinned] for a caller whose instant is a fresh clock reading: it
+// writes when now goes into the head bucket as it stands (turning the P's copy of it if that
+// still holds an older bucket), and when now lies inside that bucket (not before it) stores the
+// bucket in the P's fresh-reading memo for [Window.FreshAt], leaving the coarse reading's memo
+// as it is. It reports false, having written nothing, when the write needs more than the head
+// bucket or the rows have no row p (the caller then unpins and writes with [Window.Add]). i must
+// lie in [0, Fields()). It cannot panic.
 func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
 	r := w.cur.Load()
 	h := r.head.Load()
@@ -268,11 +328,13 @@ func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
 	if row == nil || !w.inHead(r, h, now) {
 		return false
 	}
-	b := w.slot(row, h)
-	if stripe.Load(&b[0]) != h {
-		return false
+	w.add(w.slot(row, h), h, i, v)
+	if idx, ok := w.index(r, now); stripe.Pinned && ok && idx == h { // now inside the head bucket, not before it (and the memo as remember keeps it)
+		m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+		stripe.Store(&m[mOpen], int64(uint64(r.origin)+uint64(h)*uint64(w.width)))
+		stripe.Store(&m[mFreshHead], h+1) // + 1: a fresh row's zero memo matches no head
+		stripe.Store(&m[mFreshSlot], w.offset(h))
 	}
-	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
 	return true
 }
 
@@ -289,7 +351,7 @@ func (w *Window) AddAllPinned(p int, now int64, v *Bucket) bool {
 		return false
 	}
 	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
-	if (stripe.Load(&m[0]) != now || stripe.Load(&m[1]) != h+1) && !w.inHead(r, h, now) {
+	if (stripe.Load(&m[mNow]) != now || stripe.Load(&m[mHead]) != h+1) && !w.inHead(r, h, now) {
 		return false
 	}
 	b := w.slot(row, h)
@@ -302,9 +364,19 @@ func (w *Window) AddAllPinned(p int, now int64, v *Bucket) bool {
 	return true
 }
 
-// memoWords is the words of a stripe row's memo: the instant of the P's last AddCount into the
-// head bucket and that head + 1.
-const memoWords = 2
+// The words of a stripe row's memo, after its buckets: for a coarse reading (AddCount,
+// AddPinned), the instant of the P's last write into the head bucket, that head + 1 and the head
+// bucket's offset in the row; for a fresh reading (AddFreshPinned), the instant the head bucket
+// opened, that head + 1 and its offset.
+const (
+	mNow = iota
+	mHead
+	mSlot
+	mOpen
+	mFreshHead
+	mFreshSlot
+	memoWords
+)
 
 // addCountSlow is AddCount past the head bucket, or with GOMAXPROCS grown past the rows: entered
 // unpinned, it moves the head (or restarts the stripes), then writes both in one pinned section
@@ -334,6 +406,11 @@ func (w *Window) add(b *[1 + MaxFields]int64, idx int64, i int, v int64) {
 		w.turn(b, idx)
 	}
 	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
+}
+
+// offset returns where in a stripe row its copy of bucket idx starts, in bytes.
+func (w *Window) offset(idx int64) int64 {
+	return (idx & w.mask) * int64(1+w.fields) * 8
 }
 
 // AddAll adds v[k] to counter k of the bucket now falls in, for every counter, with one pin.

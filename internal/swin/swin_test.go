@@ -173,25 +173,129 @@ func TestAddAllPinned(t *testing.T) {
 }
 
 // TestAddFreshPinned: AddFreshPinned writes the window as Add does when the write goes into the
-// head bucket as it stands and the P's copy of it holds that bucket, writes nothing when it
-// reports false (a new head, a copy still holding an older bucket, a jump back), never touches the
-// memo, and allocates nothing.
+// head bucket as it stands, turning the P's copy of a new head bucket, writes nothing when it
+// reports false (a new head, a jump back), never touches the coarse reading's memo, and allocates
+// nothing.
 func TestAddFreshPinned(t *testing.T) {
 	const width = 100
 	w, a := New(4, width, 2, 0), New(4, width, 2, 0)
-	runPinned(t, "AddFreshPinned", w, a, w.AddFreshPinned, true, []pinnedStep{
+	runPinned(t, "AddFreshPinned", w, a, w.AddFreshPinned, false, []pinnedStep{
 		{0, 0, false, true}, {99, 1, false, true}, // a fresh ring's copies read as bucket 0
 		{100, 1, false, false}, {101, 0, false, true}, // 100 opens bucket 1: Add moves the head
-		{40, 1, false, true},                         // before the head, within the window: the head bucket
-		{250, 0, true, false}, {251, 1, false, true}, // the P's copy of the new head was never turned
-		{420, 0, false, false}, {421, 1, false, true}, // a new head, turned by the fallback write
+		{40, 1, false, true},                        // before the head, within the window: the head bucket
+		{250, 0, true, true}, {251, 1, false, true}, // the P's copy of the new head turned
+		{420, 0, false, false}, {421, 1, false, true}, // a new head: Add moves it
 		{-1000, 1, false, false}, {-999, 0, false, true}, // a jump back: a fresh ring
 	})
 	for row := range w.cur.Load().rows.All() {
-		if m := (*[memoWords]int64)(unsafe.Add(row, w.memo)); *m != [memoWords]int64{} {
-			t.Fatalf("AddFreshPinned wrote the memo: %v", *m)
+		if m := (*[memoWords]int64)(unsafe.Add(row, w.memo)); m[mNow] != 0 || m[mHead] != 0 || m[mSlot] != 0 {
+			t.Fatalf("AddFreshPinned wrote the coarse reading's memo: %v", *m)
 		}
 	}
+}
+
+// memoStep is one write of TestAddAt and TestAddFreshAt: op "at" is the memo's common case alone
+// (AddAt, or FreshAt and FreshCounter), "pinned" the full pinned write (AddPinned or AddFreshPinned), "other"
+// the other memo's full write, "move" a move of the head to now's bucket without a write.
+type memoStep struct {
+	op   string
+	now  int64
+	want bool
+}
+
+// runMemo makes each step pinned and checks it against Add into a: the same sums when the write
+// reports true, nothing written when it reports false (the step is then written with Add). With
+// rows not pinned to Ps (stripe.Pinned false) no memo is kept: the common case always reports
+// false, and only the sums are checked.
+func runMemo(t *testing.T, name string, at, pinned, other func(p int, now int64, i int, v int64) bool, w, a *Window, steps []memoStep) {
+	t.Helper()
+	for n, s := range steps {
+		if s.op == "move" {
+			w.write(s.now)
+			continue
+		}
+		i := n & 1
+		p := stripe.PinRow(w.cur.Load().rows.Current())
+		var ok bool
+		switch s.op {
+		case "at":
+			ok = at(p, s.now, i, 3)
+		case "pinned":
+			ok = pinned(p, s.now, i, 3)
+		case "other":
+			ok = other(p, s.now, i, 3)
+		}
+		stripe.Unpin()
+		if ok != s.want && (stripe.Pinned || s.op != "at") {
+			t.Fatalf("step %d: %s %s(%d) = %v, want %v", n, name, s.op, s.now, ok, s.want)
+		}
+		if !ok {
+			if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+				t.Fatalf("step %d: %s %s(%d) false: window sums %v, want %v unchanged", n, name, s.op, s.now, got, want)
+			}
+			w.Add(s.now, i, 3)
+		}
+		a.Add(s.now, i, 3)
+		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
+			t.Fatalf("step %d: %s %s(%d): window sums %v, Add's %v", n, name, s.op, s.now, got, want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		at(stripe.PinRow(w.cur.Load().rows.Current()), steps[len(steps)-1].now, 0, 1)
+		stripe.Unpin()
+	}); allocs != 0 {
+		t.Fatalf("%s allocates %v", name, allocs)
+	}
+}
+
+// TestAddAt: AddAt writes only at the instant and head of the P's last AddPinned or AddCount (a
+// fresh row's zero memo, another instant, a moved head and a fresh ring all report false, having
+// written nothing), and AddFreshPinned leaves its memo as it was.
+func TestAddAt(t *testing.T) {
+	const width = 100
+	w, a := New(4, width, 2, 0), New(4, width, 2, 0)
+	at := func(p int, now int64, i int, v int64) bool {
+		rows, h := w.Rows()
+		return uint(p) < uint(rows.Len()) && w.AddAt(rows.Row(p), h, now, i, v)
+	}
+	runMemo(t, "coarse", at, w.AddPinned, w.AddFreshPinned, w, a, []memoStep{
+		{"at", 0, false}, {"at", 10, false}, // a fresh row's memo is zero: neither instant 0 nor another
+		{"pinned", 10, true}, {"at", 10, true}, {"at", 10, true}, {"at", 11, false}, {"at", 9, false},
+		{"move", 150, false}, {"at", 10, false}, // the head moved: the memo no longer holds
+		{"pinned", 150, true}, {"at", 150, true},
+		{"other", 160, true}, {"at", 150, true}, // a fresh reading's write keeps the coarse memo
+		{"pinned", 120, true}, {"at", 120, true}, {"at", 150, false},
+		{"pinned", -1000, false}, {"at", -1000, false}, // a jump back: a fresh ring, zero memos
+		{"pinned", -1000, true}, {"at", -1000, true},
+	})
+}
+
+// TestFreshAt: FreshAt and FreshCounter write any instant inside the head bucket the P's last
+// AddFreshPinned wrote into, and nothing else (a fresh row's zero memo, an instant before or after
+// the bucket, a late write that went into a head it does not lie in, a moved head, a fresh ring);
+// AddPinned leaves its memo as it was.
+func TestFreshAt(t *testing.T) {
+	const width = 100
+	w, a := New(4, width, 2, 0), New(4, width, 2, 0)
+	at := func(p int, now int64, i int, v int64) bool {
+		rows, h := w.Rows()
+		if uint(p) >= uint(rows.Len()) || !w.FreshAt(rows.Row(p), h, now) {
+			return false
+		}
+		stripe.Add(w.FreshCounter(rows.Row(p), i), v)
+		return true
+	}
+	runMemo(t, "fresh", at, w.AddFreshPinned, w.AddPinned, w, a, []memoStep{
+		{"at", 0, false}, {"at", 10, false}, // a fresh row's memo is zero
+		{"pinned", 10, true}, {"at", 0, true}, {"at", 20, true}, {"at", 99, true},
+		{"at", 100, false}, {"at", -1, false}, // after the bucket, before it
+		{"move", 150, false}, {"at", 150, false}, {"at", 50, false}, // the head moved
+		{"pinned", 50, true}, {"at", 60, false}, // a late write goes into the head, and leaves no memo
+		{"pinned", 150, true}, {"at", 199, true}, {"at", 100, true},
+		{"other", 170, true}, {"at", 180, true}, // a coarse reading's write keeps the fresh memo
+		{"pinned", -1000, false}, {"at", -1000, false}, // a jump back: a fresh ring
+		{"pinned", -1000, true}, {"at", -950, true},
+	})
 }
 
 // TestReadMatchesEach: Read stores the buckets Each visits, in order, for reads before the first
