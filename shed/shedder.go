@@ -550,16 +550,19 @@ func (p *Promise) Pass() {
 		return
 	}
 	// out of flight, counted, and a pass in the window: one pinned section (Table.Pin and
-	// AddCount's common case, written out: no call but the pin's)
+	// AddCount's common case, the window's memo, written out: no call but the pin's)
 	now := s.seen.Load()
 	rows := s.inFlight.rows.Current()
-	pi := stripe.PinRow(rows)
-	if row := rows.Row(pi); row != nil && s.win.AddPinned(pi, now, fPasses, 1) {
-		w := (*[wWords]int64)(row)
-		stripe.Add(&w[tally.Passed], 1)
-		stripe.Add(&w[wSettled], 1)
-		stripe.Unpin()
-		return
+	if pi := stripe.PinRow(rows); uint(pi) < uint(rows.Len()) {
+		row := rows.Row(pi) // taken before the window's atomic loads: no check after them
+		if wrows, h := s.win.Rows(); uint(pi) < uint(wrows.Len()) && s.win.At(wrows.Row(pi), h, now) {
+			stripe.Add(s.win.Counter(wrows.Row(pi), fPasses), 1)
+			w := (*[wWords]int64)(row)
+			stripe.Add(&w[tally.Passed], 1)
+			stripe.Add(&w[wSettled], 1)
+			stripe.Unpin()
+			return
+		}
 	}
 	stripe.Unpin()
 	s.win.AddCount(now, fPasses, 1, &s.inFlight.rows, tally.Passed, wSettled)

@@ -230,27 +230,30 @@ func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k ui
 
 // Rows returns the rows of the window's stripes and the head bucket as they stand, for a caller
 // pinned to a P (stripe.PinRow) that writes into its row (nil past the rows: GOMAXPROCS grew) with
-// [Window.AddAt] or [Window.FreshAt]. It is small enough to inline.
+// [Window.At] or [Window.FreshAt]. It is small enough to inline.
 func (w *Window) Rows() (*stripe.Rows, int64) {
 	r := w.cur.Load()
 	return r.rows.Current(), r.head.Load()
 }
 
-// AddAt is [Window.AddPinned]'s common case, for a caller pinned to the P whose row and head
-// [Window.Rows] returned (its row, not nil): a coarse reading, now the instant of the P's last write
-// through AddPinned or [Window.AddCount] (the memo), with the head h and the P's copy of the head
-// bucket as they were then. It adds v to counter i of the head bucket and reports true, or
-// reports false, having written nothing, in every other case; the caller then writes with
-// AddPinned, still pinned. i must lie in [0, Fields()): nothing is checked. It is small enough to
-// inline, and makes no call.
-func (w *Window) AddAt(row unsafe.Pointer, h, now int64, i int, v int64) bool {
+// At reports whether a write at now, a coarse reading, goes into the head bucket h through the
+// memo of the P whose row this is ([Window.Rows]): now the instant of the P's last write through
+// [Window.AddPinned] or [Window.AddCount], with the head and the P's copy of the head bucket as
+// they were then. If so, the caller, still pinned, adds to [Window.Counter]; if not, it writes
+// with AddPinned, still pinned, or unpins and writes with AddCount. It is small enough to inline,
+// and makes no call.
+func (w *Window) At(row unsafe.Pointer, h, now int64) bool {
 	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
-	b := (*[1 + MaxFields]int64)(unsafe.Add(row, stripe.Load(&m[mSlot]))) // a slot of the row: 0 in a fresh one
-	if stripe.Load(&m[mNow]) != now || stripe.Load(&m[mHead]) != h+1 {
-		return false
-	}
-	stripe.Add(&b[1+i&(MaxFields-1)], v) // i < fields <= MaxFields: the mask only tells the compiler
-	return true
+	return stripe.Load(&m[mNow]) == now && stripe.Load(&m[mHead]) == h+1
+}
+
+// Counter returns counter i of the bucket the coarse memo of the P whose row this is names, for a
+// caller that [Window.At] answered true. i must lie in [0, Fields()). It is small enough to
+// inline, and makes no call.
+func (w *Window) Counter(row unsafe.Pointer, i int) *int64 {
+	m := (*[memoWords]int64)(unsafe.Add(row, w.memo))
+	b := (*[1 + MaxFields]int64)(unsafe.Add(row, stripe.Load(&m[mSlot])))
+	return &b[1+i&(MaxFields-1)] // i < fields <= MaxFields: the mask only tells the compiler
 }
 
 // AddPinned adds v to counter i of the bucket now falls in, as Add does, for a caller already
@@ -259,8 +262,8 @@ func (w *Window) AddAt(row unsafe.Pointer, h, now int64, i int, v int64) bool {
 // that still holds an older bucket) and brings the P's memo to now (see [Window.AddCount]); it
 // reports false, having written nothing, when the write needs more than the head bucket or the
 // rows have no row p. The caller then unpins and writes with [Window.AddCount] or [Window.Add].
-// i must lie in [0, Fields()): nothing is checked. It cannot panic; [Window.AddAt] is its
-// common case, inlined.
+// i must lie in [0, Fields()): nothing is checked. It cannot panic; its common case, inlined,
+// is [Window.At].
 func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
 	r := w.cur.Load()
 	h := r.head.Load()
@@ -297,7 +300,7 @@ func (w *Window) remember(m *[memoWords]int64, now, h int64) {
 // FreshAt reports whether a write at now, a fresh clock reading, goes into the head bucket h
 // through the memo of the P whose row this is ([Window.Rows]): now inside the head bucket that
 // the P last wrote into through [Window.AddFreshPinned], with the P's copy of that bucket as it
-// was then (a memo of its own, kept beside the coarse reading's, which AddAt reads). If so, the
+// was then (a memo of its own, kept beside the coarse reading's, which [Window.At] reads). If so, the
 // caller, still pinned, adds to [Window.FreshCounter]; if not, it writes with AddFreshPinned,
 // still pinned. It is small enough to inline, and makes no call.
 func (w *Window) FreshAt(row unsafe.Pointer, h, now int64) bool {

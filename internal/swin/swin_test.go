@@ -194,9 +194,10 @@ func TestAddFreshPinned(t *testing.T) {
 	}
 }
 
-// memoStep is one write of TestAddAt and TestAddFreshAt: op "at" is the memo's common case alone
-// (AddAt, or FreshAt and FreshCounter), "pinned" the full pinned write (AddPinned or AddFreshPinned), "other"
-// the other memo's full write, "move" a move of the head to now's bucket without a write.
+// memoStep is one write of TestAt and TestFreshAt: op "at" is the memo's common case alone (At
+// and Counter, or FreshAt and FreshCounter), "pinned" the full pinned write (AddPinned or
+// AddFreshPinned), "other" the other memo's full write, "move" a move of the head to now's bucket
+// without a write.
 type memoStep struct {
 	op   string
 	now  int64
@@ -248,15 +249,19 @@ func runMemo(t *testing.T, name string, at, pinned, other func(p int, now int64,
 	}
 }
 
-// TestAddAt: AddAt writes only at the instant and head of the P's last AddPinned or AddCount (a
+// TestAt: At and Counter write only at the instant and head of the P's last AddPinned or AddCount (a
 // fresh row's zero memo, another instant, a moved head and a fresh ring all report false, having
 // written nothing), and AddFreshPinned leaves its memo as it was.
-func TestAddAt(t *testing.T) {
+func TestAt(t *testing.T) {
 	const width = 100
 	w, a := New(4, width, 2, 0), New(4, width, 2, 0)
 	at := func(p int, now int64, i int, v int64) bool {
 		rows, h := w.Rows()
-		return uint(p) < uint(rows.Len()) && w.AddAt(rows.Row(p), h, now, i, v)
+		if uint(p) >= uint(rows.Len()) || !w.At(rows.Row(p), h, now) {
+			return false
+		}
+		stripe.Add(w.Counter(rows.Row(p), i), v)
+		return true
 	}
 	runMemo(t, "coarse", at, w.AddPinned, w.AddFreshPinned, w, a, []memoStep{
 		{"at", 0, false}, {"at", 10, false}, // a fresh row's memo is zero: neither instant 0 nor another
