@@ -615,15 +615,12 @@ func (b *Breaker) Allow() (Promise, error) {
 		// the Drop: the window's memo (At) inlined, AddPinned past it
 		if wrows, h := b.win.Rows(); uint(p) < uint(wrows.Len()) && b.win.At(wrows.Row(p), h, now) {
 			stripe.Add(b.win.Counter(wrows.Row(p), fDrop), 1)
+		} else if !b.win.AddPinned(p, now, fDrop, 1) {
 			stripe.Unpin()
-			return Promise{}, ErrUnavailable
-		}
-		if b.win.AddPinned(p, now, fDrop, 1) {
-			stripe.Unpin()
+			b.win.Add(now, fDrop, 1)
 			return Promise{}, ErrUnavailable
 		}
 		stripe.Unpin()
-		b.win.Add(now, fDrop, 1)
 		return Promise{}, ErrUnavailable
 	}
 }

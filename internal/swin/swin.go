@@ -48,13 +48,13 @@ type Window struct {
 // header is what every write and read of a Window reads; only cur is ever written, when the
 // clock jumps back.
 type header struct {
-	cur    atomic.Pointer[ring] // the stripes and the head they are numbered from
-	width  int64                // nanoseconds per bucket
-	size   int64                // buckets in the window
-	mask   int64                // ring length - 1 (ring: size rounded up to a power of two)
-	fields int                  // counters per bucket
-	reach  uint64               // width × size: how far before the head a write is still late, not a jump
-	memo   uintptr              // offset in a stripe row of its memo, after the buckets (see AddCount)
+	cur    unsafe.Pointer // *ring: the stripes and the head they are numbered from (sync/atomic's functions only)
+	width  int64          // nanoseconds per bucket
+	size   int64          // buckets in the window
+	mask   int64          // ring length - 1 (ring: size rounded up to a power of two)
+	fields int            // counters per bucket
+	reach  uint64         // width × size: how far before the head a write is still late, not a jump
+	memo   uintptr        // offset in a stripe row of its memo, after the buckets (see AddCount)
 }
 
 // ring is a Window's stripes and the head index numbered from their origin; a jump of the clock
@@ -66,7 +66,7 @@ type ring struct {
 }
 
 type ringHeader struct {
-	head   atomic.Int64 // newest bucket written, counted from origin; hot: read by every write
+	head   int64        // newest bucket written, counted from origin; hot: read by every write (sync/atomic's functions only: 8-aligned, one line into an allocated ring)
 	origin int64        // the instant bucket 0 opened
 	rows   stripe.Table // one row per P: the ring, each bucket a tag and then its counters
 }
@@ -97,7 +97,7 @@ func (w *Window) Init(size int, width int64, fields int, now int64) {
 		reach:  uint64(width) * uint64(size),
 		memo:   uintptr(1<<bits.Len(uint(size-1))*(1+fields)) * 8,
 	}
-	w.cur.Store(w.newRing(now))
+	atomic.StorePointer(&w.cur, unsafe.Pointer(w.newRing(now)))
 }
 
 // newRing returns empty stripes whose bucket 0 opens at now.
@@ -120,8 +120,8 @@ func (w *Window) Fields() int { return w.fields }
 // when now has crossed a bucket boundary. A now before the head bucket opened writes into the
 // head bucket, unless the clock jumped back ([Window.behind]): then fresh stripes start at now.
 func (w *Window) write(now int64) (*ring, int64) {
-	r := w.cur.Load()
-	h := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	h := atomic.LoadInt64(&r.head)
 	if w.inHead(r, h, now) {
 		return r, h
 	}
@@ -141,18 +141,18 @@ func (w *Window) inHead(r *ring, h, now int64) bool {
 func (w *Window) move(r *ring, h, now int64) (*ring, int64) {
 	idx, ok := w.index(r, now)
 	if ok && idx > h {
-		for h < idx && !r.head.CompareAndSwap(h, idx) {
-			h = r.head.Load()
+		for h < idx && !atomic.CompareAndSwapInt64(&r.head, h, idx) {
+			h = atomic.LoadInt64(&r.head)
 		}
 		return r, idx
 	}
 	if !w.behind(r, h, now) {
 		return r, h
 	}
-	if fresh := w.newRing(now); !w.cur.CompareAndSwap(r, fresh) {
+	if fresh := w.newRing(now); !atomic.CompareAndSwapPointer(&w.cur, unsafe.Pointer(r), unsafe.Pointer(fresh)) {
 		return w.write(now) // another writer restarted it first: write into theirs
 	}
-	return w.cur.Load(), 0
+	return (*ring)(atomic.LoadPointer(&w.cur)), 0
 }
 
 // behind reports whether now lies more than the whole window before head bucket h opened, as
@@ -177,8 +177,8 @@ func (w *Window) Add(now int64, i int, v int64) {
 	if uint(i) >= uint(w.fields) {
 		return
 	}
-	r := w.cur.Load() // write, written out: the fast path inline
-	idx := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur)) // write, written out: the fast path inline
+	idx := atomic.LoadInt64(&r.head)
 	if !w.inHead(r, idx, now) {
 		r, idx = w.move(r, idx, now)
 	}
@@ -203,8 +203,8 @@ func (w *Window) Add(now int64, i int, v int64) {
 // instant with the same head (the common case for a caller that writes a coarse reading) goes into
 // h without [Window.inHead]'s arithmetic.
 func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k uintptr) {
-	r := w.cur.Load()
-	h := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	h := atomic.LoadInt64(&r.head)
 	rows := r.rows.Current()
 	p := stripe.PinRow(rows)
 	wrow, srow := rows.Row(p), side.Current().Row(p)
@@ -232,8 +232,8 @@ func (w *Window) AddCount(now int64, i int, v int64, side *stripe.Table, j, k ui
 // pinned to a P (stripe.PinRow) that writes into its row (nil past the rows: GOMAXPROCS grew) with
 // [Window.At] or [Window.FreshAt]. It is small enough to inline.
 func (w *Window) Rows() (*stripe.Rows, int64) {
-	r := w.cur.Load()
-	return r.rows.Current(), r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	return r.rows.Current(), atomic.LoadInt64(&r.head)
 }
 
 // At reports whether a write at now, a coarse reading, goes into the head bucket h through the
@@ -265,8 +265,8 @@ func (w *Window) Counter(row unsafe.Pointer, i int) *int64 {
 // i must lie in [0, Fields()): nothing is checked. It cannot panic; its common case, inlined,
 // is [Window.At].
 func (w *Window) AddPinned(p int, now int64, i int, v int64) bool {
-	r := w.cur.Load()
-	h := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	h := atomic.LoadInt64(&r.head)
 	row := r.rows.Current().Row(p)
 	if row == nil {
 		return false
@@ -325,8 +325,8 @@ func (w *Window) FreshCounter(row unsafe.Pointer, i int) *int64 {
 // bucket or the rows have no row p (the caller then unpins and writes with [Window.Add]). i must
 // lie in [0, Fields()). It cannot panic.
 func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
-	r := w.cur.Load()
-	h := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	h := atomic.LoadInt64(&r.head)
 	row := r.rows.Current().Row(p)
 	if row == nil || !w.inHead(r, h, now) {
 		return false
@@ -347,8 +347,8 @@ func (w *Window) AddFreshPinned(p int, now int64, i int, v int64) bool {
 // It reads the memo and leaves it as it is: a caller that writes fresh clock readings here and a
 // coarse reading through AddPinned keeps the coarse reading's memo.
 func (w *Window) AddAllPinned(p int, now int64, v *Bucket) bool {
-	r := w.cur.Load()
-	h := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	h := atomic.LoadInt64(&r.head)
 	row := r.rows.Current().Row(p)
 	if row == nil {
 		return false
@@ -519,8 +519,8 @@ func (w *Window) Read(now int64, current bool, dst []Bucket) int {
 // view returns the ring a read at now visits, the oldest bucket it visits (negative: before the
 // first bucket opened, an empty one) and how many buckets it visits, in order from that one.
 func (w *Window) view(now int64, current bool) (*ring, int64, int64) {
-	r := w.cur.Load()
-	head := r.head.Load()
+	r := (*ring)(atomic.LoadPointer(&w.cur))
+	head := atomic.LoadInt64(&r.head)
 	if w.behind(r, head, now) {
 		return r, 0, 0
 	}

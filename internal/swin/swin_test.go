@@ -1,6 +1,7 @@
 package swin
 
 import (
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -28,7 +29,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s: size %d, not a whole number of %d-byte lines", c.name, c.size, line)
 		}
 	}
-	rows := &New(40, 250_000_000, 3, 0).cur.Load().rows
+	rows := &(*ring)(New(40, 250_000_000, 3, 0).cur).rows
 	if rows.Words()*8%stripe.CacheLine != 0 {
 		t.Errorf("rows of %d words are not whole lines", rows.Words())
 	}
@@ -86,7 +87,7 @@ func runPinned(t *testing.T, name string, w, a *Window, add func(p int, now int6
 		if s.moved {
 			w.write(s.now)
 		}
-		p := stripe.PinRow(w.cur.Load().rows.Current())
+		p := stripe.PinRow((*ring)(atomic.LoadPointer(&w.cur)).rows.Current())
 		ok := add(p, s.now, s.i, 3)
 		stripe.Unpin()
 		if ok != s.want && (stripe.Pinned || !rowState) {
@@ -105,7 +106,7 @@ func runPinned(t *testing.T, name string, w, a *Window, add func(p int, now int6
 	}
 	last := steps[len(steps)-1].now
 	if allocs := testing.AllocsPerRun(100, func() {
-		add(stripe.PinRow(w.cur.Load().rows.Current()), last, 0, 1)
+		add(stripe.PinRow((*ring)(atomic.LoadPointer(&w.cur)).rows.Current()), last, 0, 1)
 		stripe.Unpin()
 	}); allocs != 0 {
 		t.Fatalf("%s allocates %v", name, allocs)
@@ -129,7 +130,7 @@ func TestAddPinned(t *testing.T) {
 	// a fresh row's memo is zero: instant 0 with head 0 must not pass for the head bucket of a
 	// ring opening at 1000, which 0 lies more than the window before
 	f := New(4, width, 2, 1000)
-	p := stripe.PinRow(f.cur.Load().rows.Current())
+	p := stripe.PinRow((*ring)(atomic.LoadPointer(&f.cur)).rows.Current())
 	ok := f.AddPinned(p, 0, 0, 3)
 	stripe.Unpin()
 	if ok {
@@ -148,7 +149,7 @@ func TestAddAllPinned(t *testing.T) {
 	}{{0, true}, {99, true}, {100, false}, {150, true}, {20, true}, {420, false}, {-1000, false}}
 	for n, s := range steps {
 		v := Bucket{1, int64(n) + 5, 1}
-		p := stripe.PinRow(w.cur.Load().rows.Current())
+		p := stripe.PinRow((*ring)(atomic.LoadPointer(&w.cur)).rows.Current())
 		ok := w.AddAllPinned(p, s.now, &v)
 		stripe.Unpin()
 		if ok != s.want {
@@ -164,7 +165,7 @@ func TestAddAllPinned(t *testing.T) {
 		if got, want := w.Sum(s.now, true), a.Sum(s.now, true); got != want {
 			t.Fatalf("step %d: AddAllPinned(%d): window sums %v, AddAll's %v", n, s.now, got, want)
 		}
-		for row := range w.cur.Load().rows.All() {
+		for row := range (*ring)(atomic.LoadPointer(&w.cur)).rows.All() {
 			if m := (*[memoWords]int64)(unsafe.Add(row, w.memo)); *m != [memoWords]int64{} {
 				t.Fatalf("step %d: AddAllPinned(%d) wrote the memo: %v", n, s.now, *m)
 			}
@@ -187,7 +188,7 @@ func TestAddFreshPinned(t *testing.T) {
 		{420, 0, false, false}, {421, 1, false, true}, // a new head: Add moves it
 		{-1000, 1, false, false}, {-999, 0, false, true}, // a jump back: a fresh ring
 	})
-	for row := range w.cur.Load().rows.All() {
+	for row := range (*ring)(atomic.LoadPointer(&w.cur)).rows.All() {
 		if m := (*[memoWords]int64)(unsafe.Add(row, w.memo)); m[mNow] != 0 || m[mHead] != 0 || m[mSlot] != 0 {
 			t.Fatalf("AddFreshPinned wrote the coarse reading's memo: %v", *m)
 		}
@@ -216,7 +217,7 @@ func runMemo(t *testing.T, name string, at, pinned, other func(p int, now int64,
 			continue
 		}
 		i := n & 1
-		p := stripe.PinRow(w.cur.Load().rows.Current())
+		p := stripe.PinRow((*ring)(atomic.LoadPointer(&w.cur)).rows.Current())
 		var ok bool
 		switch s.op {
 		case "at":
@@ -242,7 +243,7 @@ func runMemo(t *testing.T, name string, at, pinned, other func(p int, now int64,
 		}
 	}
 	if allocs := testing.AllocsPerRun(100, func() {
-		at(stripe.PinRow(w.cur.Load().rows.Current()), steps[len(steps)-1].now, 0, 1)
+		at(stripe.PinRow((*ring)(atomic.LoadPointer(&w.cur)).rows.Current()), steps[len(steps)-1].now, 0, 1)
 		stripe.Unpin()
 	}); allocs != 0 {
 		t.Fatalf("%s allocates %v", name, allocs)
