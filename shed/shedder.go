@@ -334,11 +334,13 @@ func (s *Shedder) Allow() (Promise, error) {
 	} else {
 		now = s.seen.Load()
 	}
-	if cpu := s.cpu(); s.warm(cpu) {
-		switch v := s.decide(now, cpu, true); v {
-		case vRefuse:
+	// The hot rule is skipped only when it can find the server nothing but cool and has nothing to
+	// store: a cool reading, no refusal since the server was last found cool, no cooling to tell
+	// WithEvents' function (the common case, decided here in a few compares, each branched on).
+	if cpu := s.cpu(); cpu >= s.p.CPU || s.dropped.Load() || s.events != nil && s.told.Load() {
+		if v := s.decide(now, cpu, true); v == vRefuse {
 			return Promise{}, ErrOverloaded
-		case vHot, vRecheck:
+		} else if v != vCool { // vHot, vRecheck
 			return s.allowHot(now, cpu, v)
 		}
 	}
@@ -415,14 +417,6 @@ func (s *Shedder) timed(now int64) (Promise, error) {
 		c.poll(start)
 	}
 	return Promise{s: s, start: start, timed: true}, nil
-}
-
-// warm reports whether a call at the CPU reading cpu needs the hot rule applied: false only when
-// the rule can find the server nothing but cool and has nothing to store (a cool reading, no
-// refusal since the server was last found cool, no cooling to tell WithEvents' function), the
-// common case, decided in a few instructions before decide's call.
-func (s *Shedder) warm(cpu int) bool {
-	return cpu >= s.p.CPU || s.dropped.Load() || (s.events != nil && s.told.Load())
 }
 
 // A verdict is what decide found: cool, hot but not full, or hot and full (refused); vRecheck is
