@@ -9,18 +9,23 @@ import (
 // the clock themselves: a breaker's or a shedder's refusal, a shedder's untimed settle. The paths
 // that do read the clock store their reading with Observe, at most once per granularity, so the
 // shared word is written rarely and read cheaply. The zero value reads 0.
-type Coarse struct{ seen atomic.Int64 }
+type Coarse struct {
+	_    [0]atomic.Int64 // aligns seen for 64-bit atomics on 32-bit targets
+	seen int64           // read and written only through sync/atomic's functions
+}
 
-// Load returns the latest stored reading.
-func (c *Coarse) Load() int64 { return c.seen.Load() }
+// Load returns the latest stored reading. It reads the word with sync/atomic's function, which
+// the compiler turns into one instruction, rather than atomic.Int64's method, whose inlining
+// would leave a no-op mark in every caller.
+func (c *Coarse) Load() int64 { return atomic.LoadInt64(&c.seen) }
 
 // Store sets the reading unconditionally (at construction).
-func (c *Coarse) Store(now int64) { c.seen.Store(now) }
+func (c *Coarse) Store(now int64) { atomic.StoreInt64(&c.seen, now) }
 
 // Observe stores now if it is at least gran past the stored reading.
 func (c *Coarse) Observe(now, gran int64) {
-	if now-c.seen.Load() >= gran {
-		c.seen.Store(now)
+	if now-atomic.LoadInt64(&c.seen) >= gran {
+		atomic.StoreInt64(&c.seen, now)
 	}
 }
 
