@@ -43,14 +43,20 @@ var designProbes = []Impl{
 		t, w := floorTable, floorWindow
 		return func(work func(), _ Outcome) bool {
 			r := t.Current()
-			p := stripe.PinRow(r)
-			if row := r.Row(p); row != nil && w.AddPinned(p, floorInstant, 0, 1) {
-				stripe.Add((*int64)(row), 1)
-				stripe.Unpin()
-			} else {
-				stripe.Unpin()
-				w.AddCount(floorInstant, 0, 1, t, 0, 0)
+			if p := stripe.PinRow(r); uint(p) < uint(r.Len()) {
+				row := r.Row(p)
+				// the window's common case written out, as a settle writes it: the P's memo
+				// names the head bucket at this instant, and the count goes into its copy
+				if wrows, h := w.Rows(); uint(p) < uint(wrows.Len()) && w.At(wrows.Row(p), h, floorInstant) {
+					stripe.Add(w.Counter(wrows.Row(p), 0), 1)
+					stripe.Add((*int64)(row), 1)
+					stripe.Unpin()
+					work()
+					return true
+				}
 			}
+			stripe.Unpin()
+			w.AddCount(floorInstant, 0, 1, t, 0, 0)
 			work()
 			return true
 		}
