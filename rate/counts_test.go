@@ -241,7 +241,7 @@ func TestCountsConcurrent(t *testing.T) {
 func TestCountsAllocs(t *testing.T) {
 	b, _ := NewBucketLimiter(1e9, 1, WithCounts())
 	slow, _ := NewBucketLimiter(1e-3, 1, WithCounts())
-	p, _ := NewPeriodLimiter(1<<40, time.Hour, false, WithCounts())
+	p, _ := NewPeriodLimiter(1<<30, time.Hour, false, WithCounts())
 	full, _ := NewPeriodLimiter(1, time.Hour, false, WithCounts())
 	sl, _ := NewSlidingLimiter(1, time.Hour)
 	for _, l := range []countsLimiter{b, slow, p, full, sl} {
