@@ -73,7 +73,7 @@ type Breaker struct {
 
 // breakerHot is what every Allow reads.
 type breakerHot struct {
-	seen   atomic.Int64  // the latest clock reading a settle made (clock.Coarse's rule: see observe)
+	seen   clock.Coarse  // the latest clock reading a settle made
 	open   atomic.Int64  // while healthy: a reading below it is admitted at once (see Allow); else math.MinInt64
 	raw    atomic.Uint64 // cached drop ratio before the recovery scaling (float64 bits)
 	scaled atomic.Uint64 // cached drop ratio after it
@@ -357,12 +357,13 @@ func (b *Breaker) record(field int, out uintptr) {
 	if p := stripe.PinRow(rows); uint(p) >= uint(rows.Len()) { // GOMAXPROCS grew past the rows
 		stripe.Unpin()
 		b.recordSlow(now, field, out)
-	} else if row := rows.Row(p); true { // taken before the window's atomic loads: no check after them
+	} else {
+		row := rows.Row(p) // taken before the window's atomic loads: no check after them
 		// the window's common case, FreshAt, written out here so that it makes no call: its P's
 		// copy of the head bucket known from the memo
 		if wrows, h := b.win.Rows(); uint(p) < uint(wrows.Len()) && b.win.FreshAt(wrows.Row(p), h, now) {
 			stripe.Add(b.win.FreshCounter(wrows.Row(p), field), 1)
-			stripe.Add((*int64)(unsafe.Add(row, out*8)), 1) // tally.AddRow, written out: no inline mark
+			tally.AddRow(row, out)
 			stripe.Unpin()
 		} else {
 			b.recordMiss(p, row, now, field, out)
@@ -403,7 +404,7 @@ func (b *Breaker) recordSlow(now int64, field int, out uintptr) {
 // finds a refresh due.
 func (b *Breaker) settled(now int64) {
 	if !b.pullBack(now) {
-		b.observe(now)
+		b.seen.Observe(now, b.gran)
 	}
 	if now >= b.next.Load() {
 		b.refresh(now)
@@ -458,14 +459,6 @@ func (b *Breaker) publish(now int64, pulls uint64, raw, scaled float64) {
 	if b.events != nil && (raw > 0) != b.state {
 		b.state = raw > 0
 		b.events(Event{At: now, Refusing: b.state, Ratio: scaled})
-	}
-}
-
-// observe stores now as the latest reading if it is at least the granularity past the stored one
-// (clock.Coarse's Observe).
-func (b *Breaker) observe(now int64) {
-	if now-b.seen.Load() >= b.gran {
-		b.seen.Store(now)
 	}
 }
 
@@ -676,7 +669,7 @@ func (b *Breaker) decide(now int64, roll, scaled float64, drawn bool) (Promise, 
 // not; deciding again would only write shared words every core fights over under a flood.
 func (b *Breaker) again(now, fresh int64, roll, scaled float64, drawn bool) (Promise, error) {
 	if fresh-now >= b.gran || b.pullBack(fresh) { // moved, pulling back
-		b.observe(fresh)
+		b.seen.Observe(fresh, b.gran)
 		if fresh >= b.next.Load() {
 			b.refresh(fresh)
 		}

@@ -163,7 +163,7 @@ type base struct {
 	timer *time.Timer
 	// The grants to the callers waiting: every one that waits receives from it (see claim).
 	hand chan grant
-	// A caller counted while others wait to leave wakes one of them (see leave).
+	// The first caller counted while others wait to leave wakes one of them (see leave).
 	poke chan struct{}
 }
 
@@ -558,17 +558,9 @@ func (b *base) claimAll() int64 {
 // needs the lock before it receives, and a send made under the lock never waits on one that does.
 //
 // join wakes no caller waiting to leave: such a caller found the count at 0 when its claim
-// failed, and the count leaves 0 only in first, which wakes it (see counted); join moves a count
-// that is not 0, which a leaver that looks again can take already.
+// failed, and the count leaves 0 only in first, which wakes it; join moves a count that is not 0,
+// which a leaver that looks again can take already.
 func (b *base) join() bool { return b.step(1) }
-
-// counted wakes a caller waiting to leave, if one waits, once the first caller has been counted
-// among the waiters: its count may be the one the leaver can take (see leave).
-func (b *base) counted() {
-	if b.h.left.Load() != 0 {
-		b.wake()
-	}
-}
 
 // wake wakes one caller waiting to leave, unless one is to be woken already.
 func (b *base) wake() {
@@ -731,7 +723,7 @@ func (p *Pool[T]) use(ctx context.Context, g grant, served bool) (Loan[T], error
 // What first did.
 const (
 	firstCounted = iota // counted among the waiters: receive
-	firstServed         // received its grant while it closed stale resources
+	firstServed         // received its grant before it closed stale resources
 	firstClosed         // the pool is closed
 )
 
@@ -752,7 +744,9 @@ func (p *Pool[T]) first() (grant, int) {
 			return grant{}, firstClosed
 		}
 		p.b.h.gate.Add(1)
-		p.b.counted()
+		if p.b.h.left.Load() != 0 { // this count may be the one a caller waiting to leave can take
+			p.b.wake()
+		}
 		out := p.serve(unread, nil)
 		p.mu.Unlock()
 		if len(out) == 0 {
@@ -790,9 +784,10 @@ func (b *base) await(done <-chan struct{}) (grant, bool) {
 // without waiting on anything but a receiver. Waiting for a grant alone is not enough, though: a
 // caller counted after the claim failed may receive first and take the grant owed, and the one
 // owed to that caller comes only when a resource is released or room is made, which may be never.
-// So a leaver also waits to be woken by the next caller counted (whose count then stands for this
-// one) and claims again; it is counted among those waiting to leave before it first claims, and a
-// caller counts itself before it looks for them, so one of the two sees the other. A leaver that
+// So a leaver also waits to be woken by the next caller counted (the first, as the count was 0:
+// see first), whose count then stands for this one, and claims again; it is counted among those
+// waiting to leave before it first claims, and that caller counts itself before it looks for
+// them, so one of the two sees the other. A leaver that
 // uncounts itself wakes the next one while callers are still counted, so a wake-up lost to a full
 // poke is passed on. It blocks on channels only, never spins: a testing/synctest bubble sees it
 // durably blocked.

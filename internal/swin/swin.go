@@ -436,7 +436,7 @@ func (w *Window) AddAll(now int64, v Bucket) {
 // address stays inside the row by construction and is computed without a bounds check: nothing
 // between Pin and Unpin may panic.
 func (w *Window) slot(row unsafe.Pointer, idx int64) *[1 + MaxFields]int64 {
-	return (*[1 + MaxFields]int64)(unsafe.Add(row, int(idx&w.mask)*(1+w.fields)*8))
+	return (*[1 + MaxFields]int64)(unsafe.Add(row, w.offset(idx)))
 }
 
 // turn clears a stripe's bucket that still holds an older bucket's counts, then publishes its new
