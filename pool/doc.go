@@ -74,10 +74,11 @@
 // allocate nothing. The callers waiting their turn all wait on one channel the pool makes with
 // it, and a count of them: a Release that finds callers waiting hands its resource to the first
 // with one compare-and-set of the count and one send, as a channel hands a value to a goroutine
-// waiting on it, with no lock and no wake-up that finds nothing; a caller that waits allocates
-// nothing of the pool's. The pool's mutex is taken only to make, retire, turn the count of
-// waiters from none to one, or refuse them, and, when the ward has a shedder, on every lend and
-// return (the shedder's core is not concurrent).
+// waiting on it, with no lock and no wake-up that finds nothing. What it hands on is two words
+// with no pointer, written straight into the waiting caller's stack; a caller that waits
+// allocates nothing of the pool's. The pool's mutex is taken only to make, retire, turn the count
+// of waiters from none to one, or refuse them, and, when the ward has a shedder, on every lend
+// and return (the shedder's core is not concurrent).
 //
 // A Pool is a ward.Counter: [Pool.Counts] counts each loan once, when it ends (Release a pass,
 // Destroy a fail, a failed open a fail), the Acquires the ward refused, and those whose context
@@ -155,7 +156,8 @@
 //     need not add up. With Idle below Size, Stats.Idle is the idle count, which also counts a
 //     resource on its way in or out of the idle set, and is never above Limits.Idle.
 //   - When the ward refuses a make while callers wait (Later or Shed), every waiter gets the
-//     refusal: nothing else would wake them when the wait is over.
+//     refusal: nothing else would wake them when the wait is over. A waiter refused by Later gets
+//     an error of its own carrying the wait (one allocation, on the refusal only).
 //   - The idle stack's version tag is 32 bits: a pop that stalls while exactly a multiple of 2³²
 //     other pushes and pops complete could misread it, as in every tagged stack.
 package pool

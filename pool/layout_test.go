@@ -1,9 +1,13 @@
 package pool
 
 import (
+	"errors"
+	"reflect"
 	"testing"
+	"time"
 	"unsafe"
 
+	"github.com/wardgo/ward/internal/contract"
 	"github.com/wardgo/ward/internal/stripe"
 )
 
@@ -28,12 +32,41 @@ func TestHotLayout(t *testing.T) {
 	}
 }
 
-// A grant, copied into every waiter's stack, is four words on 64-bit targets.
+// A grant, copied into every waiter's stack, is two words on every target and holds no pointer.
 func TestGrantSize(t *testing.T) {
-	if unsafe.Sizeof(uintptr(0)) != 8 {
-		t.Skip("32-bit target")
+	if got := unsafe.Sizeof(grant{}); got != 16 {
+		t.Errorf("grant is %d bytes, want 16", got)
 	}
-	if got := unsafe.Sizeof(grant{}); got != 32 {
-		t.Errorf("grant is %d bytes, want 32", got)
+	for f := range reflect.TypeFor[grant]().Fields() {
+		switch f.Type.Kind() {
+		case reflect.Uint64, reflect.Uint32:
+		default:
+			t.Errorf("grant's field %s is a %s: want words with no pointer", f.Name, f.Type)
+		}
+	}
+}
+
+// A grant says what Acquire answers: a refusal carries ErrRefused, with the ward's wait when it
+// gave one, or ErrClosed; a slot is no refusal.
+func TestGrantErr(t *testing.T) {
+	if err := refusal(0).err(); err != ErrRefused {
+		t.Errorf("refusal(0) = %v, want ErrRefused", err)
+	}
+	g := refusal(3 * time.Second)
+	if d, ok := contract.RetryAfter(g.err()); !ok || d != 3*time.Second || !errors.Is(g.err(), ErrRefused) {
+		t.Errorf("refusal(3s) = %v (wait %v, %v), want ErrRefused carrying 3s", g.err(), d, ok)
+	}
+	if err := (grant{kind: grantClosed}).err(); err != ErrClosed {
+		t.Errorf("a closed grant = %v, want ErrClosed", err)
+	}
+	for _, g := range []grant{refusal(0), refusal(time.Second), {kind: grantClosed}, {kind: grantLeft}} {
+		if !g.refused() {
+			t.Errorf("%+v: not a refusal", g)
+		}
+	}
+	for _, g := range []grant{{w: 4, i: 1}, {i: 2, kind: grantMake}} {
+		if g.refused() {
+			t.Errorf("%+v: a refusal", g)
+		}
 	}
 }

@@ -609,7 +609,20 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 		}
 		p.retireStale(i)
 	}
-	return p.acquireSlow(ctx)
+	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
+	if !p.b.join() {
+		return p.acquireFirst(ctx, done)
+	}
+	g, served := grant{}, true
+	if done == nil { // a context that never ends: a plain receive
+		g = <-p.b.hand
+	} else {
+		g, served = p.b.await(done)
+	}
+	if served && g.kind == grantLent {
+		return p.loan(g.i, g.w), nil
+	}
+	return p.use(ctx, g, served)
 }
 
 // retireStale retires slot i, which Acquire took off the idle set past its age.
@@ -670,33 +683,64 @@ func (p *Pool[T]) loan(i uint32, w uint64) Loan[T] {
 	return Loan[T]{p: p, item: p.items[i], w: w, i: i}
 }
 
-// grant is what a waiter is given: a slot (lent under w, or reserved to make) or a refusal.
-type grant struct { // 32 bytes on 64-bit targets (ordered so): each wait copies one
-	w    uint64
-	err  error
-	i    uint32
-	make bool
+// grant is what a waiter is given: a slot lent under the word w or reserved to make, or a
+// refusal. Two words and no pointer: a send writes it straight into the waiting caller's stack,
+// which is cold by the time a Release comes, so it fills one cache line there and needs no write
+// barrier.
+type grant struct {
+	w    uint64    // grantLent: the loan's word; grantLater: the wait the refusal carries, in ns
+	i    uint32    // grantLent, grantMake: the slot
+	kind grantKind // what the grant is
 }
 
-// acquireSlow waits its turn: it counts the caller among the waiters, serves the waiters if it is
-// the first (nothing idle was left for the others), and receives its grant. The wait itself is
-// base's (await), and the rare paths are calls of their own, so that the frames a caller resumes
-// through after its wait are small: a goroutine's stack is cold by then.
-func (p *Pool[T]) acquireSlow(ctx context.Context) (Loan[T], error) {
-	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
-	if !p.b.join() {
-		if g, k := p.first(); k != firstCounted {
-			if k == firstClosed {
-				return Loan[T]{}, ErrClosed
-			}
-			return p.use(ctx, g, true)
-		}
+// grantKind is what a grant gives: a slot, or, from grantClosed on, the error Acquire returns.
+type grantKind uint32
+
+const (
+	grantLent    grantKind = iota // slot i, lent under the word w
+	grantMake                     // slot i, reserved: the caller opens its resource
+	grantClosed                   // the pool closed: ErrClosed
+	grantRefused                  // the ward refused: ErrRefused
+	grantLater                    // the ward refused for w nanoseconds: ErrRefused carrying that wait
+	grantLeft                     // leave's, to a caller that gave up while no grant was owed to it: nothing to pass on
+)
+
+// refusal is the grant of a caller the ward refused, with the wait Later gives (0 for none).
+func refusal(wait time.Duration) grant {
+	if wait > 0 {
+		return grant{w: uint64(wait), kind: grantLater}
 	}
-	g, served := grant{}, true
-	if done == nil { // a context that never ends: a plain receive
-		g = <-p.b.hand
-	} else {
-		g, served = p.b.await(done)
+	return grant{kind: grantRefused}
+}
+
+// refused reports whether g refuses: Acquire returns g.err().
+func (g grant) refused() bool { return g.kind >= grantClosed }
+
+// err is the error Acquire returns for g, a refusal.
+func (g grant) err() error {
+	switch g.kind {
+	case grantClosed:
+		return ErrClosed
+	case grantLater:
+		return contract.Wait(ErrRefused, time.Duration(g.w))
+	}
+	return ErrRefused // grantRefused (grantLeft never reaches Acquire's caller)
+}
+
+// acquireFirst is Acquire for a caller that found no caller waiting unserved: it counts itself
+// as the first (first), and receives its grant unless first served it.
+func (p *Pool[T]) acquireFirst(ctx context.Context, done <-chan struct{}) (Loan[T], error) {
+	g, k := p.first()
+	if k == firstClosed {
+		return Loan[T]{}, ErrClosed
+	}
+	served := true
+	if k == firstCounted {
+		if done == nil {
+			g = <-p.b.hand
+		} else {
+			g, served = p.b.await(done)
+		}
 	}
 	return p.use(ctx, g, served)
 }
@@ -709,12 +753,12 @@ func (p *Pool[T]) use(ctx context.Context, g grant, served bool) (Loan[T], error
 		p.abandon(g)
 		p.b.counts.Add(tally.Abandoned)
 		return Loan[T]{}, ctx.Err()
-	case g.err != nil:
-		if g.err != ErrClosed {
+	case g.refused():
+		if g.kind != grantClosed {
 			p.b.counts.Add(tally.Refused)
 		}
-		return Loan[T]{}, g.err
-	case g.make:
+		return Loan[T]{}, g.err()
+	case g.kind == grantMake:
 		return p.make(ctx, g.i)
 	}
 	return p.loan(g.i, g.w), nil
@@ -754,7 +798,7 @@ func (p *Pool[T]) first() (grant, int) {
 		}
 		g := p.b.leave()
 		p.closeAll(out)
-		if g.err != errLeft {
+		if g.kind != grantLeft {
 			return g, firstServed
 		}
 		if p.b.join() {
@@ -763,12 +807,12 @@ func (p *Pool[T]) first() (grant, int) {
 	}
 }
 
-// errLeft is await's grant to a caller that gave up while no grant was owed to it: nothing to
-// pass on.
-var errLeft = errors.New("pool: left the queue")
-
 // await receives the grant of a caller counted among the waiters, or, when done ends first,
-// answers false with what the caller must pass on (see leave).
+// answers false with what the caller must pass on (see leave). Never inlined: its select's cases
+// would take room in the frame of every caller that waits, a plain receive's included, and a
+// waiter's stack is cold when it wakes.
+//
+//go:noinline
 func (b *base) await(done <-chan struct{}) (grant, bool) {
 	select {
 	case g := <-b.hand:
@@ -778,7 +822,7 @@ func (b *base) await(done <-chan struct{}) (grant, bool) {
 	}
 }
 
-// leave is the way out of a caller counted among the waiters that gives up: errLeft once it has
+// leave is the way out of a caller counted among the waiters that gives up: a grantLeft once it has
 // uncounted itself, else a grant it receives, to pass on. It uncounts itself when it can claim;
 // when it cannot, a grant is owed to every caller counted, this one among them, and is sent
 // without waiting on anything but a receiver. Waiting for a grant alone is not enough, though: a
@@ -798,7 +842,7 @@ func (b *base) leave() grant {
 			if b.h.left.Add(-1) != 0 && b.h.gate.Load()&^closedBit != 0 {
 				b.wake()
 			}
-			return grant{err: errLeft}
+			return grant{kind: grantLeft}
 		}
 		select {
 		case g := <-b.hand:
@@ -812,8 +856,8 @@ func (b *base) leave() grant {
 // abandon undoes g, served to a caller that gave up.
 func (p *Pool[T]) abandon(g grant) {
 	switch {
-	case g.err != nil:
-	case g.make:
+	case g.refused():
+	case g.kind == grantMake:
 		p.mu.Lock()
 		now := p.b.clock()
 		p.g.back(p.b.slots[g.i].loan, now, false)
@@ -989,7 +1033,7 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 			loan, ok := p.g.lend(now)
 			if !ok {
 				p.b.put(i)
-				p.refuseAll(ErrRefused)
+				p.refuseAll(refusal(0))
 				return out
 			}
 			s.loan = loan
@@ -1007,10 +1051,10 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 		kind, wait, loan := p.g.admit(now, p.roll())
 		switch kind {
 		case Later:
-			p.refuseAll(contract.Wait(ErrRefused, wait))
+			p.refuseAll(refusal(wait))
 			return out
 		case Shed:
-			p.refuseAll(ErrRefused)
+			p.refuseAll(refusal(0))
 			return out
 		}
 		i := p.free[len(p.free)-1]
@@ -1019,16 +1063,16 @@ func (p *Pool[T]) serve(now int64, out []uint32) []uint32 {
 		s.loan = loan
 		s.word.Store(s.word.Load()&^stMask | stMaking)
 		p.live++
-		p.b.hand <- grant{i: i, make: true}
+		p.b.hand <- grant{i: i, kind: grantMake}
 	}
 	return out
 }
 
-// refuseAll refuses the caller a grant was claimed for and every caller waiting with err. Under
-// the lock.
-func (p *Pool[T]) refuseAll(err error) {
+// refuseAll refuses the caller a grant was claimed for and every caller waiting with g, a
+// refusal. Under the lock.
+func (p *Pool[T]) refuseAll(g grant) {
 	for n := p.b.claimAll() + 1; n > 0; n-- {
-		p.b.hand <- grant{err: err}
+		p.b.hand <- g
 	}
 }
 
@@ -1048,7 +1092,7 @@ func (p *Pool[T]) keep(i uint32, now int64, out []uint32) (_ []uint32, handed bo
 			p.b.hand <- grant{w: s.word.Load(), i: i}
 			return out, true
 		}
-		p.refuseAll(ErrRefused)
+		p.refuseAll(refusal(0))
 	}
 	if p.b.reserve() {
 		p.b.put(i)
@@ -1187,7 +1231,7 @@ func (p *Pool[T]) Close() {
 	out := p.drainIfClosed(nil)
 	p.mu.Unlock()
 	for ; n > 0; n-- { // outside the lock: a caller counted may not have begun to receive
-		p.b.hand <- grant{err: ErrClosed}
+		p.b.hand <- grant{kind: grantClosed}
 	}
 	p.closeAll(out)
 	if p.b.timer != nil {

@@ -99,7 +99,7 @@ func TestPoolOwedGrantPassedOn(t *testing.T) {
 				}
 				p.b.hand <- grant{w: w, i: held.i}
 			} else {
-				p.b.hand <- grant{err: ErrRefused}
+				p.b.hand <- refusal(0)
 			}
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Fatalf("Acquire = %v, want context.Canceled", err)
@@ -225,7 +225,7 @@ func TestPoolHandoffBeyondBuffer(t *testing.T) {
 		for k := range held { // the callers receive: each a resource of its own
 			g := <-p.b.hand
 			held[k] = p.loan(g.i, g.w)
-			if g.err != nil || g.make || seen[held[k].Value()] {
+			if g.kind != grantLent || seen[held[k].Value()] {
 				t.Fatalf("grant %+v: want a resource not handed before", g)
 			}
 			seen[held[k].Value()] = true
@@ -298,8 +298,8 @@ func TestPoolLeaverNotHeldByLaterCaller(t *testing.T) {
 		synctest.Wait()
 		select {
 		case g := <-left:
-			if g.err != errLeft {
-				t.Fatalf("leave = %+v, want errLeft", g)
+			if g.kind != grantLeft {
+				t.Fatalf("leave = %+v, want grantLeft", g)
 			}
 		default:
 			later.Release() // what the leaver waits for
@@ -469,10 +469,10 @@ func TestPoolTwoLeaversOneWake(t *testing.T) {
 			t.Fatal("the held loan's word moved")
 		}
 		p.b.hand <- grant{w: w, i: held.i} // a buffer of one grant: each received before the next
-		if g := <-p.b.hand; g.err != nil || g.i != held.i {
+		if g := <-p.b.hand; g.kind != grantLent || g.i != held.i {
 			t.Fatalf("first grant %+v, want the resource handed on", g)
 		}
-		p.b.hand <- grant{err: ErrRefused}
+		p.b.hand <- refusal(0)
 		<-p.b.hand
 		p.loan(held.i, w).Release()
 		p.settled(t)
