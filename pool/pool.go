@@ -609,16 +609,14 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 		}
 		p.retireStale(i)
 	}
+	// Wait its turn: counted among the waiters, it receives its grant here, in Acquire's own
+	// frame; the first to wait, which serves the others, and every grant but a lent resource take
+	// calls of their own.
 	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
 	if !p.b.join() {
 		return p.acquireFirst(ctx, done)
 	}
-	g, served := grant{}, true
-	if done == nil { // a context that never ends: a plain receive
-		g = <-p.b.hand
-	} else {
-		g, served = p.b.await(done)
-	}
+	g, served := p.b.receive(done)
 	if served && g.kind == grantLent {
 		return p.loan(g.i, g.w), nil
 	}
@@ -736,11 +734,7 @@ func (p *Pool[T]) acquireFirst(ctx context.Context, done <-chan struct{}) (Loan[
 	}
 	served := true
 	if k == firstCounted {
-		if done == nil {
-			g = <-p.b.hand
-		} else {
-			g, served = p.b.await(done)
-		}
+		g, served = p.b.receive(done)
 	}
 	return p.use(ctx, g, served)
 }
@@ -805,6 +799,15 @@ func (p *Pool[T]) first() (grant, int) {
 			return grant{}, firstCounted
 		}
 	}
+}
+
+// receive is the wait of a caller counted among the waiters: a plain receive when its context
+// never ends (done nil), else await.
+func (b *base) receive(done <-chan struct{}) (grant, bool) {
+	if done == nil {
+		return <-b.hand, true
+	}
+	return b.await(done)
 }
 
 // await receives the grant of a caller counted among the waiters, or, when done ends first,
