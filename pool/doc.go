@@ -74,7 +74,7 @@
 // allocate nothing. The callers waiting their turn all wait on one channel the pool makes with
 // it, and a count of them: a Release that finds callers waiting hands its resource to the first
 // with one compare-and-set of the count and one send, as a channel hands a value to a goroutine
-// waiting on it, with no lock and no wake-up that finds nothing. What it hands on is two words
+// waiting on it, with no lock and no wake-up that finds nothing. What it hands on is 16 bytes
 // with no pointer, written straight into the waiting caller's stack; a caller that waits
 // allocates nothing of the pool's. The pool's mutex is taken only to make, retire, turn the count
 // of waiters from none to one, or refuse them, and, when the ward has a shedder, on every lend

@@ -32,7 +32,7 @@ func TestHotLayout(t *testing.T) {
 	}
 }
 
-// A grant, copied into every waiter's stack, is two words on every target and holds no pointer.
+// A grant, copied into every waiter's stack, is 16 bytes on every target and holds no pointer.
 func TestGrantSize(t *testing.T) {
 	if got := unsafe.Sizeof(grant{}); got != 16 {
 		t.Errorf("grant is %d bytes, want 16", got)

@@ -682,9 +682,9 @@ func (p *Pool[T]) loan(i uint32, w uint64) Loan[T] {
 }
 
 // grant is what a waiter is given: a slot lent under the word w or reserved to make, or a
-// refusal. Two words and no pointer: a send writes it straight into the waiting caller's stack,
-// which is cold by the time a Release comes, so it fills one cache line there and needs no write
-// barrier.
+// refusal. 16 bytes and no pointer: a send writes it straight into the waiting caller's stack,
+// which is cold by the time a Release comes, so the fewer bytes the fewer of its lines the send
+// fetches, and with no pointer it needs no write barrier.
 type grant struct {
 	w    uint64    // grantLent: the loan's word; grantLater: the wait the refusal carries, in ns
 	i    uint32    // grantLent, grantMake: the slot
@@ -700,7 +700,7 @@ const (
 	grantClosed                   // the pool closed: ErrClosed
 	grantRefused                  // the ward refused: ErrRefused
 	grantLater                    // the ward refused for w nanoseconds: ErrRefused carrying that wait
-	grantLeft                     // leave's, to a caller that gave up while no grant was owed to it: nothing to pass on
+	grantLeft                     // leave's, to a caller that gave up owed no grant: nothing to pass on
 )
 
 // refusal is the grant of a caller the ward refused, with the wait Later gives (0 for none).
