@@ -75,10 +75,11 @@
 // it, and a count of them: a Release that finds callers waiting hands its resource to the first
 // with one compare-and-set of the count and one send, as a channel hands a value to a goroutine
 // waiting on it, with no lock and no wake-up that finds nothing. What it hands on is 16 bytes
-// with no pointer, written straight into the waiting caller's stack; a caller that waits
-// allocates nothing of the pool's. The pool's mutex is taken only to make, retire, turn the count
-// of waiters from none to one, or refuse them, and, when the ward has a shedder, on every lend
-// and return (the shedder's core is not concurrent).
+// with no pointer, written straight into the stack of a caller blocked on the channel; a caller
+// that waits allocates nothing of the pool's (but for the error of a Later refusal, below). The
+// pool's mutex is taken only to make, retire, turn the count of waiters from none to one, or
+// refuse them, and, when the ward has a shedder, on every lend and return (the shedder's core is
+// not concurrent).
 //
 // A Pool is a ward.Counter: [Pool.Counts] counts each loan once, when it ends (Release a pass,
 // Destroy a fail, a failed open a fail), the Acquires the ward refused, and those whose context

@@ -610,8 +610,8 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Loan[T], error) {
 		p.retireStale(i)
 	}
 	// Wait its turn: counted among the waiters, it receives its grant here, in Acquire's own
-	// frame; the first to wait, which serves the others, and every grant but a lent resource take
-	// calls of their own.
+	// frame when its context never ends (in await's, with its select, when it can); the first to
+	// wait, which serves the others, and every grant but a lent resource take calls of their own.
 	done := ctx.Done() // before the caller is counted: a waiter counted receives a grant
 	if !p.b.join() {
 		return p.acquireFirst(ctx, done)
@@ -682,16 +682,17 @@ func (p *Pool[T]) loan(i uint32, w uint64) Loan[T] {
 }
 
 // grant is what a waiter is given: a slot lent under the word w or reserved to make, or a
-// refusal. 16 bytes and no pointer: a send writes it straight into the waiting caller's stack,
-// which is cold by the time a Release comes, so the fewer bytes the fewer of its lines the send
-// fetches, and with no pointer it needs no write barrier.
+// refusal. 16 bytes and no pointer: a send to a caller already blocked on the channel writes it
+// straight into that caller's stack, which is cold by the time a Release comes, so the fewer
+// bytes the fewer of its lines the send fetches, and with no pointer it needs no write barrier.
 type grant struct {
 	w    uint64    // grantLent: the loan's word; grantLater: the wait the refusal carries, in ns
 	i    uint32    // grantLent, grantMake: the slot
 	kind grantKind // what the grant is
 }
 
-// grantKind is what a grant gives: a slot, or, from grantClosed on, the error Acquire returns.
+// grantKind is what a grant gives: a slot, or, from grantClosed on, no slot: the error Acquire
+// returns, or, for grantLeft, nothing to pass on.
 type grantKind uint32
 
 const (
