@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,7 +224,7 @@ func TestAdmitCountsEveryPath(t *testing.T) {
 			t.Fatalf("%s: Counts = %+v, want %+v", st.name, got, *c)
 		}
 	}
-	if e, _ := w.find(&w.heads, "a"); e.seq.Load()&1 != 0 {
+	if e, _ := w.find(&w.heads, "a"); atomic.LoadUint64(&e.seq)&1 != 0 {
 		t.Fatal("the write under way was not ended by the judgment under the lock")
 	}
 }

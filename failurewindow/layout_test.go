@@ -2,6 +2,7 @@ package failurewindow
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -98,6 +99,24 @@ func TestEntryKey(t *testing.T) {
 	for _, n := range []int{0, 16, 17, 39, MaxKeyLen, MaxKeyLen + 1} {
 		if a := testing.AllocsPerRun(10, func() { allocEntry(keys[n], h) }); a != 1 {
 			t.Errorf("an entry of a %d-byte key takes %v allocations, want 1", n, a)
+		}
+	}
+}
+
+// An entry's seq, head and tail, read and written with 64-bit atomics, sit on 8-byte boundaries
+// on every target (GOARCH=386 runs this too), and every entry starts on one.
+func TestEntryAtomicsAligned(t *testing.T) {
+	var e entry
+	for name, off := range map[string]uintptr{
+		"seq": unsafe.Offsetof(e.seq), "head": unsafe.Offsetof(e.head), "tail": unsafe.Offsetof(e.tail),
+	} {
+		if off%8 != 0 {
+			t.Errorf("entry.%s at offset %d, not a multiple of 8", name, off)
+		}
+	}
+	for _, k := range []string{"a", strings.Repeat("k", MaxKeyLen)} {
+		if p := uintptr(unsafe.Pointer(allocEntry(k, 0))); p%8 != 0 {
+			t.Errorf("an entry of a %d-byte key at %#x, not on an 8-byte boundary", len(k), p)
 		}
 	}
 }

@@ -144,13 +144,17 @@ const (
 // no pointer to follow to a key stored elsewhere, and a key of up to 16 bytes shares one cache
 // line with them (an entry of up to 64 bytes is a line of its own).
 type entry struct {
-	ring *int64        // the ring's first stamp (stamps)
-	at   int32         // index in ring of the oldest stamp
-	n    int32         //
-	hk   uint64        // the key's hash under the Window's keys (keying), its low byte the key's length (hashLen); set before the entry is published
-	seq  atomic.Uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes, so it only grows
-	head atomic.Int64  // the ring's oldest stamp, as of the last publish
-	tail atomic.Int64  // the ring's newest stamp, as of the last publish
+	ring *int64 // the ring's first stamp (stamps)
+	at   int32  // index in ring of the oldest stamp
+	n    int32  //
+	hk   uint64 // the key's hash under the Window's keys (keying), its low byte the key's length (hashLen); set before the entry is published
+	// seq, head and tail are read and written with sync/atomic's functions only (a method of an
+	// atomic type, inlined, leaves a no-op in Admit's code); the zero-size field puts them on
+	// 8-byte boundaries on 32-bit targets too, as 64-bit atomics need (TestEntryAtomicsAligned).
+	_    [0]atomic.Uint64
+	seq  uint64 // bit 0: being written; bit 1: n == limit; the rest counts writes, so it only grows
+	head int64  // the ring's oldest stamp, as of the last publish
+	tail int64  // the ring's newest stamp, as of the last publish
 	// the key's bytes follow (key)
 }
 
@@ -309,11 +313,11 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 			}
 			now = w.clock()
 		}
-		seq := e.seq.Load()
-		head, tail := e.head.Load(), e.tail.Load()
+		seq := atomic.LoadUint64(&e.seq)
+		head, tail := atomic.LoadInt64(&e.head), atomic.LoadInt64(&e.tail)
 		// seq even and unchanged across the reads: seq only grows, so a second reading equal to
 		// seq with bit 0 cleared is both
-		if e.seq.Load() == seq&^1 && !w.ahead(tail, now) {
+		if atomic.LoadUint64(&e.seq) == seq&^1 && !w.ahead(tail, now) {
 			ok = true // fewer than limit stamps, or the oldest has left
 			if seq&2 != 0 && !w.out(head, now) {
 				ok, retryAfter = false, w.wait(head, now)
