@@ -12,5 +12,9 @@ const Pinned = false
 // atomic in this build.
 func pin(n int) int { return int(uint64(rand.Uint32()) * uint64(n) >> 32) }
 
+// PinRow picks a row for r at random: what [Rows.Row] takes. Call Unpin after, whatever Row
+// answers.
+func PinRow(r *Rows) int { return pin(r.n) }
+
 // Unpin undoes the pin a [Table] took.
 func Unpin() {}

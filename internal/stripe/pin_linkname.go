@@ -20,6 +20,13 @@ const Pinned = true
 //go:nosplit
 func pin(int) int { return procPin() }
 
+// PinRow pins the calling goroutine to its P and returns the P's index for r: what [Rows.Row]
+// takes. Call Unpin after, whatever Row answers. The runtime's call itself, not a call of pin: a
+// call inlined through two levels leaves a no-op in its caller.
+//
+//go:nosplit
+func PinRow(*Rows) int { return procPin() }
+
 // Unpin undoes the pin a [Table] took.
 //
 //go:nosplit

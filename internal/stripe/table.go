@@ -30,7 +30,9 @@ const MaxRows = 1 << 16
 // [Table.Init] chooses the row size and makes the rows; a Table must be Init'ed before use and not
 // copied after.
 type Table struct {
-	cur    atomic.Pointer[rows]
+	// The current *rows, read and written with sync/atomic's functions only: Current, inlined,
+	// is then one load, with no inlined method of an atomic type to leave a no-op in its caller.
+	cur    unsafe.Pointer
 	mu     sync.Mutex
 	stride int // words per row; set once, by Init or the first growth
 }
@@ -57,7 +59,7 @@ func (t *Table) Init(words int) {
 
 // Words returns how many int64 words each row holds.
 func (t *Table) Words() int {
-	if r := t.cur.Load(); r != nil {
+	if r := t.Current(); r != nil {
 		return int(r.size / 8)
 	}
 	return 0
@@ -68,7 +70,7 @@ func (t *Table) Words() int {
 // be preempted, and a panic leaves its P pinned). The row is [Table.Words] words long. Pin on a
 // Table that was never Init'ed panics before pinning.
 func (t *Table) Pin() unsafe.Pointer {
-	r := t.cur.Load()
+	r := t.Current()
 	if p := pin(r.n); uint(p) < uint(r.n) {
 		return unsafe.Add(r.base, uintptr(p)*r.size)
 	}
@@ -80,11 +82,7 @@ func (t *Table) Pin() unsafe.Pointer {
 //
 //	r := t.Current()
 //	if w := r.Row(stripe.PinRow(r)); w != nil { …write w…; stripe.Unpin() } else { stripe.Unpin(); …t.Pin()… }
-func (t *Table) Current() *Rows { return t.cur.Load() }
-
-// PinRow pins the calling goroutine to its P and returns the P's index for r: what [Rows.Row]
-// takes. Call Unpin after, whatever Row answers.
-func PinRow(r *Rows) int { return pin(r.n) }
+func (t *Table) Current() *Rows { return (*rows)(atomic.LoadPointer(&t.cur)) }
 
 // Row returns the start of row p, or nil when p is past the rows (GOMAXPROCS grew: use
 // [Table.Pin], which grows the table).
@@ -108,7 +106,7 @@ func (t *Table) pinSlow() unsafe.Pointer {
 			panic("stripe: P index past MaxRows")
 		}
 		t.grow(p)
-		r := t.cur.Load()
+		r := t.Current()
 		if p = pin(r.n); uint(p) < uint(r.n) {
 			return unsafe.Add(r.base, uintptr(p)*r.size)
 		}
@@ -119,7 +117,7 @@ func (t *Table) pinSlow() unsafe.Pointer {
 func (t *Table) grow(p int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.cur.Load()
+	old := t.Current()
 	if old != nil && p < old.n {
 		return
 	}
@@ -131,20 +129,20 @@ func (t *Table) grow(p int) {
 		n = max(n, 2*old.n)
 	}
 	mem := make([]int64, n*t.stride+2*Words)
-	t.cur.Store(&rows{
+	atomic.StorePointer(&t.cur, unsafe.Pointer(&rows{
 		base: unsafe.Pointer(&mem[Words]),
 		size: uintptr(t.stride) * 8,
 		n:    n,
 		mem:  mem,
 		prev: old,
-	})
+	}))
 }
 
 // All yields the start of every row ever made, the current rows first: what a reader sums. A row
 // is [Table.Words] words long; read it with [Load].
 func (t *Table) All() iter.Seq[unsafe.Pointer] {
 	return func(yield func(unsafe.Pointer) bool) {
-		for r := t.cur.Load(); r != nil; r = r.prev {
+		for r := t.Current(); r != nil; r = r.prev {
 			for i := 0; i < r.n; i++ {
 				if !yield(unsafe.Add(r.base, uintptr(i)*r.size)) {
 					return
@@ -157,7 +155,7 @@ func (t *Table) All() iter.Seq[unsafe.Pointer] {
 // Rows returns how many rows the table holds now, the old ones kept after a growth included.
 func (t *Table) Rows() int {
 	n := 0
-	for r := t.cur.Load(); r != nil; r = r.prev {
+	for r := t.Current(); r != nil; r = r.prev {
 		n += r.n
 	}
 	return n
