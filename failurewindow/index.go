@@ -137,7 +137,7 @@ func (k *keying) find(heads *[shards]head, key string) (*entry, uint64) {
 
 	base, mask := heads[h%shards].view()
 	// fingerprint(h) and hashLen(h, n), written out: inlined, each call would leave a no-op of its
-	// own here (every lookup test fails if these and the helpers part)
+	// own here (the lookup tests fail if these and the helpers part)
 	fp, hl := 0x80|h>>57, h&^0xff|uint64(n)
 	for i := (h >> 8) & mask; ; i = (i + 1) & mask { // the low 8 bits chose the shard
 		g := groupAt(base, i)

@@ -12,6 +12,6 @@ for n in 100000 300000; do
 	done
 	grep -q '^summary' $out.$n || { echo "cachesim: no profile for $pat at $n calls" >&2; exit 1; }
 done
-awk -v pat="$pat" '/^events:/ && FNR==1 {} /^summary:/ { f++; for (i = 2; i <= NF; i++) v[f, i] = $i }
+awk -v pat="$pat" '/^summary:/ { f++; for (i = 2; i <= NF; i++) v[f, i] = $i }
 	END { printf "%s: Ir %.1f  Dr %.1f  Dw %.1f  D1mr %.2f  D1mw %.2f a call\n", pat, (v[2,2]-v[1,2])/200000, (v[2,3]-v[1,3])/200000, (v[2,4]-v[1,4])/200000, (v[2,6]-v[1,6])/200000, (v[2,7]-v[1,7])/200000 }' $out.100000 $out.300000
 rm -f $out.100000 $out.300000
