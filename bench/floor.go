@@ -112,8 +112,8 @@ type Floor struct {
 // reads the clock, a probabilistic refusal draws.
 var Floors = map[string]Floor{
 	"Adaptive": {
-		Parts:  []Part{{"call", 1}, {"pin", 2}, {"cas", 1}, {"add", 1}, {"clock", 2.0 / 8}},
-		Why:    "an exact in-flight count held as per-P credits, so that admissions on different Ps share no word (one shared word would be call + cas + add + clock/4, and every core would fight over it): an acquire takes its P's credit by a CAS and counts itself in a pinned per-P write; a settle counts its outcome in a pinned per-P write and gives the credit back by an atomic add; one call in 8 timed (2 clock reads), its sample written in the settle's pinned section",
+		Parts:  []Part{{"call", 1}, {"api", 1}, {"pin", 2}, {"cas", 1}, {"add", 1}, {"clock", 2.0 / 8}},
+		Why:    "an exact in-flight count held as per-P credits, so that admissions on different Ps share no word (one shared word would be call + cas + add + clock/4, and every core would fight over it): an acquire takes its P's credit by a CAS and counts itself in a pinned per-P write; a settle counts its outcome in a pinned per-P write and gives the credit back by an atomic add (a pinned section at each end: two calls out of line); one call in 8 timed (2 clock reads), its sample written in the settle's pinned section",
 		Target: 120,
 	},
 	"Breaker": {
@@ -134,8 +134,8 @@ var Floors = map[string]Floor{
 		Target: 100,
 	},
 	"Shed": {
-		Parts:  []Part{{"call", 1}, {"cpu", 1}, {"pin", 1}, {"bucket", 1}, {"clock", 2.0 / 8}, {"sum", 1.0 / 8}},
-		Why:    "the CPU reading through the user's function; calls in flight per P: a per-P write in, and one out that also counts the pass in its P's bucket of the window (every pass counts toward the busiest bucket); one call in 8 timed (2 clock reads) and its settle moves the average toward the exact in-flight sum",
+		Parts:  []Part{{"call", 1}, {"api", 1}, {"cpu", 1}, {"pin", 1}, {"bucket", 1}, {"clock", 2.0 / 8}, {"sum", 1.0 / 8}},
+		Why:    "the CPU reading through the user's function; calls in flight per P: a per-P write in, and one out that also counts the pass in its P's bucket of the window (every pass counts toward the busiest bucket): a pinned section at each end, two calls out of line; one call in 8 timed (2 clock reads) and its settle moves the average toward the exact in-flight sum",
 		Target: 150,
 	},
 	"ShedRefuse": {

@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wardgo/ward/internal/stripe"
 )
 
 // TestFloors: every floor names a comparison of the suite and probes that exist, with a target;
@@ -61,5 +65,33 @@ func TestFloors(t *testing.T) {
 	impl(&FloorProbes, "add").New()(None, Success)
 	if got := floorWord.n.Load() - before; got != 2 {
 		t.Fatalf("cas and add probes moved the word by %d, want 2", got)
+	}
+}
+
+// TestPinnedSectionsCallOut: the least pinned section does not inline (the pin and the unpin
+// are calls of the runtime's, and two calls cost more than the inliner's budget), which is why
+// the api probe counts as part of a floor whose path pins when it admits and when it settles: a
+// caller reaches each pinned section through a call of its own. And the section writes its P's row.
+func TestPinnedSectionsCallOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the package with -gcflags=-m=2")
+	}
+	sum := func() (n int64) {
+		for w := range floorTable.All() {
+			n += stripe.Load((*int64)(w))
+		}
+		return n
+	}
+	before := sum()
+	floorPinned(floorTable)
+	if got := sum() - before; got != 1 {
+		t.Fatalf("the pinned section added %d, want 1", got)
+	}
+	out, err := exec.Command("go", "build", "-gcflags=-m=2", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`cannot inline floorPinned: function too complex`).Match(out) {
+		t.Fatalf("floorPinned inlines, or the compiler said nothing of it:\n%s", regexp.MustCompile(`(?m)^.*floorPinned.*$`).FindAll(out, -1))
 	}
 }

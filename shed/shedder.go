@@ -76,9 +76,8 @@ type shedderShared struct {
 	next       atomic.Int64  // when the cache is due a refresh
 	seen       clock.Coarse  // the latest clock reading
 	hotAt      atomic.Int64  // the last instant the CPU was at or over the threshold; never if it was not
-	dropped    atomic.Bool   // refused since last found cool
+	marks      atomic.Uint32 // markDropped, markTold: one word, so a cool Allow tests both in one load
 	refreshing atomic.Int32
-	told       atomic.Bool   // hot, as last told to WithEvents' function
 	memPass    atomic.Int64  // the remembered busiest bucket (see Policy.Memory), for readers
 	memRT      atomic.Uint64 // the remembered fastest bucket mean, float64 bits, for readers
 }
@@ -200,8 +199,9 @@ func WithSampleEvery(n int) Option {
 }
 
 // WithRefresh sets how often the cached capacity is folded afresh while the server is hot; the
-// default is a quarter of a bucket (25 ms with the preset). Zero refreshes on every call and makes
-// Allow read the clock: exact, and slower.
+// default is a quarter of a bucket (25 ms with the preset). Zero refreshes on every call the hot
+// rule decides (a hot CPU reading, or a refusal since the server was last found cool), each of
+// which reads the clock, and times calls from the clock itself: exact, and slower.
 func WithRefresh(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -286,19 +286,26 @@ type Promise struct {
 
 // hot applies the hot rule ([Policy.heat]) at now, storing what it changes.
 func (s *Shedder) hot(now int64, cpu int) bool {
-	at, dropped := s.hotAt.Load(), s.dropped.Load()
-	hot, moved := s.p.heat(now, cpu, at, dropped)
+	at, marks := s.hotAt.Load(), s.marks.Load()
+	hot, moved := s.p.heat(now, cpu, at, marks&markDropped != 0)
 	if moved != at {
 		s.hotAt.Store(moved)
 	}
-	if !hot && dropped {
-		s.dropped.Store(false)
-	}
-	if !hot && s.events != nil && s.told.Load() && s.told.CompareAndSwap(true, false) {
-		s.events(Event{At: now, Hot: false, CPU: cpu, Capacity: math.Float64frombits(s.capacity.Load())})
+	if !hot && marks != 0 {
+		// a cooling is told by the one call that clears the mark (a mark is set only with an
+		// events function)
+		if s.marks.And(0)&markTold != 0 {
+			s.events(Event{At: now, Hot: false, CPU: cpu, Capacity: math.Float64frombits(s.capacity.Load())})
+		}
 	}
 	return hot
 }
+
+// The marks: bits of Shedder.marks.
+const (
+	markDropped uint32 = 1 << iota // refused since the server was last found cool
+	markTold                       // hot, as last told to WithEvents' function (set only with one)
+)
 
 // observe stores a clock reading: as the latest reading if it is one, or pulling the reading back
 // to it if the clock jumped back.
@@ -328,36 +335,51 @@ func (s *Shedder) pullBack(now int64) bool {
 // waiting for a P are decided, and refused in a few microseconds, before its work runs (see the
 // package doc); a cool server's calls never yield.
 func (s *Shedder) Allow() (Promise, error) {
-	var now int64 // the latest reading; the clock itself with WithRefresh(0)
-	if s.refresh == 0 {
-		now = s.clock()
-	} else {
-		now = s.seen.Load()
-	}
 	// The hot rule is skipped only when it can find the server nothing but cool and has nothing to
 	// store: a cool reading, no refusal since the server was last found cool, no cooling to tell
-	// WithEvents' function (the common case, decided here in a few compares, each branched on).
-	if cpu := s.cpu(); cpu >= s.p.CPU || s.dropped.Load() || s.events != nil && s.told.Load() {
-		if v := s.decide(now, cpu, true); v == vRefuse {
-			return Promise{}, ErrOverloaded
-		} else if v != vCool { // vHot, vRecheck
-			return s.allowHot(now, cpu, v)
+	// WithEvents' function (the common case, decided here in two compares, each branched on).
+	cpu := s.cpu()
+	if cpu >= s.p.CPU {
+		goto decide
+	}
+	if s.marks.Load() == 0 { // two branches, not one on the two compares' materialized result
+		rows := s.inFlight.rows.Current() // enter, written out: no call but the pin's
+		row := rows.Row(stripe.PinRow(rows))
+		if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+			stripe.Unpin()
+			row = s.inFlight.rows.Pin()
 		}
-	}
-	rows := s.inFlight.rows.Current() // enter, written out: no call but the pin's
-	row := rows.Row(stripe.PinRow(rows))
-	if row == nil { // GOMAXPROCS grew past the rows: Pin grows them
+		w := (*[wWords]int64)(row)
+		stripe.Add(&w[tally.Admitted], 1)
+		tick := stripe.Load(&w[tally.Admitted])
 		stripe.Unpin()
-		row = s.inFlight.rows.Pin()
+		if tick&s.untimed != 0 {
+			return Promise{s: s}, nil
+		}
+		return s.timed(s.instant())
 	}
-	w := (*[wWords]int64)(row)
-	stripe.Add(&w[tally.Admitted], 1)
-	tick := stripe.Load(&w[tally.Admitted])
-	stripe.Unpin()
-	if tick&s.untimed != 0 {
-		return Promise{s: s}, nil
+decide:
+	now := s.instant()
+	v := s.decide(now, cpu, true)
+	switch v {
+	case vRefuse:
+		return Promise{}, ErrOverloaded
+	case vCool:
+		if tick := s.inFlight.enter(); tick&s.untimed != 0 {
+			return Promise{s: s}, nil
+		}
+		return s.timed(now)
 	}
-	return s.timed(now)
+	return s.allowHot(now, cpu, v) // vHot, vRecheck
+}
+
+// instant is the instant a call is decided at: the latest reading, or the clock itself with
+// WithRefresh(0).
+func (s *Shedder) instant() int64 {
+	if s.refresh == 0 {
+		return s.clock()
+	}
+	return s.seen.Load()
 }
 
 // allowHot admits a call that found the server hot at now (verdict vHot), or finishes a refusal
@@ -452,8 +474,8 @@ func (s *Shedder) decide(now int64, cpu int, count bool) verdict {
 	if !(math.Float64frombits(s.avg.Load()) > limit) || !(float64(s.inFlight.load()) > limit) {
 		return vHot
 	}
-	if !s.dropped.Load() {
-		s.dropped.Store(true)
+	if s.marks.Load()&markDropped == 0 {
+		s.marks.Or(markDropped)
 	}
 	if !count {
 		return vRefuse
@@ -495,7 +517,7 @@ func (s *Shedder) fold(now int64, cpu int) {
 	s.memRT.Store(math.Float64bits(m.minRT))
 	s.capacity.Store(math.Float64bits(cap))
 	s.next.Store(now + s.refresh)
-	if s.events != nil && !s.told.Load() && s.told.CompareAndSwap(false, true) {
+	if s.events != nil && s.marks.Load()&markTold == 0 && s.marks.Or(markTold)&markTold == 0 {
 		s.events(Event{At: now, Hot: true, CPU: cpu, Capacity: cap})
 	}
 }
@@ -545,9 +567,10 @@ func (p *Promise) Pass() {
 	}
 	// out of flight, counted, and a pass in the window: one pinned section (Table.Pin and
 	// AddCount's common case, the window's memo, written out: no call but the pin's)
-	now := s.seen.Load()
 	rows := s.inFlight.rows.Current()
-	if pi := stripe.PinRow(rows); uint(pi) < uint(rows.Len()) {
+	pi := stripe.PinRow(rows)
+	now := s.seen.Load() // read after the pin: nothing to keep across its call
+	if uint(pi) < uint(rows.Len()) {
 		row := rows.Row(pi) // taken before the window's atomic loads: no check after them
 		if wrows, h := s.win.Rows(); uint(pi) < uint(wrows.Len()) && s.win.At(wrows.Row(pi), h, now) {
 			stripe.Add(s.win.Counter(wrows.Row(pi), fPasses), 1)
@@ -646,7 +669,7 @@ func (s *Shedder) Snapshot() Snapshot {
 	if s.sampler == nil || s.sampler.state.Load() == 1 {
 		cpu = s.cpu()
 	}
-	hot, _ := s.p.heat(now, cpu, s.hotAt.Load(), s.dropped.Load())
+	hot, _ := s.p.heat(now, cpu, s.hotAt.Load(), s.marks.Load()&markDropped != 0)
 	return Snapshot{
 		InFlight: s.inFlight.load(),
 		Average:  math.Float64frombits(s.avg.Load()),
