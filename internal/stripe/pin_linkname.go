@@ -7,8 +7,6 @@ import _ "unsafe" // for go:linkname
 //go:linkname procPin runtime.procPin
 func procPin() int
 
-//go:linkname procUnpin runtime.procUnpin
-func procUnpin()
 
 // Pinned reports whether Pin reads the real P index (true) or falls back to a random row.
 const Pinned = true
@@ -27,7 +25,9 @@ func pin(int) int { return procPin() }
 //go:nosplit
 func PinRow(*Rows) int { return procPin() }
 
-// Unpin undoes the pin a [Table] took.
+// Unpin undoes the pin a [Table] took. It is the runtime's call itself, declared here, not a
+// function that calls it: a call inlined leaves a no-op in its caller to mark where it was, and
+// every pinned section unpins.
 //
-//go:nosplit
-func Unpin() { procUnpin() }
+//go:linkname Unpin runtime.procUnpin
+func Unpin()
