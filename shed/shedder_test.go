@@ -327,3 +327,38 @@ var (
 	_ ward.Guard  = (*Shedder)(nil)
 	_ ward.Handle = (*Promise)(nil)
 )
+
+// TestRefreshZeroClockReads: with WithRefresh(0) a call the hot rule decides reads the clock,
+// and a call on a cool server with nothing marked reads it only to time itself: one timed call in
+// WithSampleEvery's n reads it when admitted and when it passes, the others never.
+func TestRefreshZeroClockReads(t *testing.T) {
+	reads, cpu := 0, 0
+	s, err := New(WithClock(func() int64 { reads++; return 1e9 }), WithCPU(func() int { return cpu }),
+		WithRefresh(0), WithSampleEvery(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads = 0
+	for range 8 {
+		p, err := s.Allow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Pass()
+	}
+	if reads != 4 { // 2 timed calls of 8, each read when admitted and when it passed
+		t.Fatalf("8 cool calls, 2 timed: %d clock reads, want 4", reads)
+	}
+	cpu = s.p.CPU // hot by the reading: the hot rule decides every call
+	reads = 0
+	for range 8 {
+		p, err := s.Allow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Fail()
+	}
+	if reads < 8 {
+		t.Fatalf("8 calls the hot rule decided: %d clock reads, want at least 8", reads)
+	}
+}
