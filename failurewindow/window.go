@@ -299,9 +299,7 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 	if row == nil { // GOMAXPROCS grew past the rows: add grows them, below
 		stripe.Unpin()
 	} // pinned while row is not nil
-	if e, _ := w.find(&w.heads, key); e == nil {
-		ok = true
-	} else {
+	if e, _ := w.find(&w.heads, key); e != nil {
 		switch {
 		case !clocked:
 		case w.clock == nil: // Now, written out: a direct call of ward's clock, inlined
@@ -317,29 +315,41 @@ func (w *Window) admit(key string, now int64, clocked bool) (ok bool, retryAfter
 		head, tail := atomic.LoadInt64(&e.head), atomic.LoadInt64(&e.tail)
 		// seq even and unchanged across the reads: seq only grows, so a second reading equal to
 		// seq with bit 0 cleared is both
-		if atomic.LoadUint64(&e.seq) == seq&^1 && !w.ahead(tail, now) {
-			ok = true // fewer than limit stamps, or the oldest has left
-			if seq&2 != 0 && !w.out(head, now) {
-				ok, retryAfter = false, w.wait(head, now)
-			}
-		} else {
+		if atomic.LoadUint64(&e.seq) != seq&^1 || w.ahead(tail, now) {
 			if row != nil {
 				stripe.Unpin()
-				row = nil
 			}
-			ok, retryAfter = w.admitLocked(key, now)
+			return w.counted(w.admitLocked(key, now))
+		}
+		// fewer than limit stamps, or the oldest has left: admitted, unless limit stamps are
+		// in the window
+		if seq&2 != 0 && !w.out(head, now) {
+			retryAfter = w.wait(head, now)
+			if row == nil {
+				return w.counted(false, retryAfter)
+			}
+			tally.AddRow(row, tally.Refused)
+			stripe.Unpin()
+			return false, retryAfter
 		}
 	}
-	i := tally.Refused
-	if ok {
-		i = tally.Admitted
-	}
+	// admitted: the answer is constant, so nothing is kept across the unpin
 	if row == nil {
-		w.add(i)
-		return ok, retryAfter
+		w.add(tally.Admitted)
+		return true, 0
 	}
-	tally.AddRow(row, uintptr(i))
+	tally.AddRow(row, tally.Admitted)
 	stripe.Unpin()
+	return true, 0
+}
+
+// counted counts an answer made unpinned in the calling P's row, and returns it.
+func (w *Window) counted(ok bool, retryAfter time.Duration) (bool, time.Duration) {
+	if ok {
+		w.add(tally.Admitted)
+	} else {
+		w.add(tally.Refused)
+	}
 	return ok, retryAfter
 }
 
