@@ -7,7 +7,6 @@ import _ "unsafe" // for go:linkname
 //go:linkname procPin runtime.procPin
 func procPin() int
 
-
 // Pinned reports whether Pin reads the real P index (true) or falls back to a random row.
 const Pinned = true
 
