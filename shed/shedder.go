@@ -46,9 +46,9 @@ var ErrOverloaded = contract.Refusal("shed: server overloaded")
 // cool-down ends on time however rarely calls come; after a burst, at most 7 refusals on a P
 // decide on the instant the burst ended with; a flood of refusals costs a clock read once in
 // eight, and one more on each P each time a read finds time moved. With [WithRefresh](0) and
-// [WithSampleEvery](1), Allow reads the clock and refreshes on every call, and a Shedder driven
-// from one goroutine gives exactly the decisions of a [Core] fed the same instants and CPU
-// readings.
+// [WithSampleEvery](1), Allow reads the clock on every call and refreshes on every call that
+// finds the server hot, and a Shedder driven from one goroutine gives exactly the decisions of a
+// [Core] fed the same instants and CPU readings.
 //
 // What a concurrent reader may observe: a pass being written while capacity is folded may be left
 // out of that fold; the cached capacity may be one refresh interval stale; Snapshot's fields are
@@ -199,9 +199,11 @@ func WithSampleEvery(n int) Option {
 }
 
 // WithRefresh sets how often the cached capacity is folded afresh while the server is hot; the
-// default is a quarter of a bucket (25 ms with the preset). Zero refreshes on every call the hot
-// rule decides (a hot CPU reading, or a refusal since the server was last found cool), each of
-// which reads the clock, and times calls from the clock itself: exact, and slower.
+// default is a quarter of a bucket (25 ms with the preset). Zero makes every call the hot rule
+// decides read the clock, and refresh when it finds the server hot (unless another goroutine is
+// refreshing at that moment), and times calls from the clock itself: exact, and slower. A call
+// that finds the server cool with nothing to store (a cool CPU reading, no refusal since the
+// server was last found cool, no cooling to tell) reads the clock only if it is timed.
 func WithRefresh(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -291,14 +293,18 @@ func (s *Shedder) hot(now int64, cpu int) bool {
 	if moved != at {
 		s.hotAt.Store(moved)
 	}
-	if !hot && marks != 0 {
-		// a cooling is told by the one call that clears the mark (a mark is set only with an
-		// events function)
-		if s.marks.And(0)&markTold != 0 {
-			s.events(Event{At: now, Hot: false, CPU: cpu, Capacity: math.Float64frombits(s.capacity.Load())})
-		}
+	if !hot && marks != 0 && s.unmark(marks) {
+		s.events(Event{At: now, Hot: false, CPU: cpu, Capacity: math.Float64frombits(s.capacity.Load())})
 	}
 	return hot
+}
+
+// unmark clears the marks a call that found the server cool saw, and only those: a refusal that
+// marked the shedder dropped since then stays marked, and keeps it hot. It reports whether this
+// call cleared markTold (set only with an events function), and so tells the cooling: one call
+// does.
+func (s *Shedder) unmark(seen uint32) bool {
+	return s.marks.And(^seen)&seen&markTold != 0
 }
 
 // The marks: bits of Shedder.marks.

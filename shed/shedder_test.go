@@ -366,3 +366,25 @@ func TestRefreshZeroClockReads(t *testing.T) {
 		t.Fatalf("8 calls the hot rule decided: %d clock reads, want at least 8", reads)
 	}
 }
+
+// TestUnmarkKeepsLaterMarks: a call that found the server cool clears only the marks it saw. A
+// refusal that marked the shedder dropped between that call's read of the marks and its clear
+// stays marked (the server stays hot through its cool-down), and the cooling is told once.
+func TestUnmarkKeepsLaterMarks(t *testing.T) {
+	s, err := New(WithCPU(func() int { return 0 }), WithEvents(func(Event) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.marks.Store(markTold) // hot, as told
+	seen := s.marks.Load()  // a call finds the server cool...
+	s.marks.Or(markDropped) // ...while another is refused
+	if !s.unmark(seen) {    // the first call clears what it saw: it tells the cooling
+		t.Fatal("the call that cleared markTold does not tell the cooling")
+	}
+	if got := s.marks.Load(); got != markDropped {
+		t.Fatalf("marks after the clear: %b, want the refusal's markDropped (%b)", got, markDropped)
+	}
+	if s.unmark(markTold) {
+		t.Fatal("a second call tells the cooling again")
+	}
+}
