@@ -112,40 +112,40 @@ type Floor struct {
 // reads the clock, a probabilistic refusal draws.
 var Floors = map[string]Floor{
 	"Adaptive": {
-		Parts:  []Part{{"call", 1}, {"api", 1}, {"pin", 2}, {"cas", 1}, {"add", 1}, {"clock", 2.0 / 8}},
-		Why:    "an exact in-flight count held as per-P credits, so that admissions on different Ps share no word (one shared word would be call + cas + add + clock/4, and every core would fight over it): an acquire takes its P's credit by a CAS and counts itself in a pinned per-P write; a settle counts its outcome in a pinned per-P write and gives the credit back by an atomic add (a pinned section at each end: two calls out of line); one call in 8 timed (2 clock reads), its sample written in the settle's pinned section",
+		Parts:  []Part{{"call", 1}, {"admit", 1}, {"settle", 1}, {"pin", 2}, {"cas", 1}, {"add", 1}, {"clock", 2.0 / 8}},
+		Why:    "an exact in-flight count held as per-P credits, so that admissions on different Ps share no word (one shared word would be call + cas + add + clock/4, and every core would fight over it): an acquire takes its P's credit by a CAS and counts itself in a pinned per-P write; a settle counts its outcome in a pinned per-P write and gives the credit back by an atomic add (a pinned section at each end: the admission and the settle are calls out of line); one call in 8 timed (2 clock reads), its sample written in the settle's pinned section",
 		Target: 120,
 	},
 	"Breaker": {
-		Parts:  []Part{{"call", 1}, {"clock", 1}, {"pin", 1}},
-		Why:    "the ratio is cached, so Allow only loads it; Pass counts the success in the bucket of its instant: a clock read and a per-P write",
+		Parts:  []Part{{"call", 1}, {"settle", 1}, {"clock", 1}, {"pin", 1}},
+		Why:    "the ratio is cached, so Allow only loads it (and could inline); Pass counts the success in the bucket of its instant: a clock read and a per-P write, in a settle out of line",
 		Target: 150,
 		Also:   []string{"ward-gozero"},
 	},
 	"BreakerRefuse": {
-		Parts:  []Part{{"call", 1}, {"pin", 1}, {"clock", 1.0 / 8}},
-		Why:    "tripped (the default policy): refused at once, the refusal counted in a per-P write; under a flood the clock is read on one refusal in 8, so the probe fires however rarely calls come",
+		Parts:  []Part{{"call", 1}, {"admit", 1}, {"pin", 1}, {"clock", 1.0 / 8}},
+		Why:    "tripped (the default policy): refused at once, the refusal counted in a per-P write (so the refusal comes back from a call out of line); under a flood the clock is read on one refusal in 8, so the probe fires however rarely calls come",
 		Target: 100,
 		Also:   []string{"ward-gozero"},
 	},
 	"BreakerRefuse/ward-gozero": {
-		Parts:  []Part{{"call", 1}, {"bucket", 1}, {"split", 1}, {"clock", 1.0 / 8}},
-		Why:    "throttled (go-zero's policy): a draw from the P's own generator in its row, the refusal counted in that row and its drop in the P's window bucket (the ratio the throttle reads is made of drops) in one pinned section; the clock read on one refusal in 8",
+		Parts:  []Part{{"call", 1}, {"admit", 1}, {"bucket", 1}, {"split", 1}, {"clock", 1.0 / 8}},
+		Why:    "throttled (go-zero's policy): a draw from the P's own generator in its row, the refusal counted in that row and its drop in the P's window bucket (the ratio the throttle reads is made of drops) in one pinned section, in a call out of line; the clock read on one refusal in 8",
 		Target: 100,
 	},
 	"Shed": {
-		Parts:  []Part{{"call", 1}, {"api", 1}, {"cpu", 1}, {"pin", 1}, {"bucket", 1}, {"clock", 2.0 / 8}, {"sum", 1.0 / 8}},
-		Why:    "the CPU reading through the user's function; calls in flight per P: a per-P write in, and one out that also counts the pass in its P's bucket of the window (every pass counts toward the busiest bucket): a pinned section at each end, two calls out of line; one call in 8 timed (2 clock reads) and its settle moves the average toward the exact in-flight sum",
+		Parts:  []Part{{"call", 1}, {"admit", 1}, {"settle", 1}, {"cpu", 1}, {"pin", 1}, {"bucket", 1}, {"clock", 2.0 / 8}, {"sum", 1.0 / 8}},
+		Why:    "the CPU reading through the user's function; calls in flight per P: a per-P write in, and one out that also counts the pass in its P's bucket of the window (every pass counts toward the busiest bucket): a pinned section at each end, the admission and the settle calls out of line; one call in 8 timed (2 clock reads) and its settle moves the average toward the exact in-flight sum",
 		Target: 150,
 	},
 	"ShedRefuse": {
-		Parts:  []Part{{"call", 1}, {"cpu", 1}, {"sum", 1}, {"pin", 1}, {"clock", 1.0 / 8}},
-		Why:    "the CPU reading and the cached capacity decide, against the exact in-flight sum over the Ps' rows; the refusal is counted per P; a flood of refusals reads the clock once in 8 (so a cool-down ends when every call is refused)",
+		Parts:  []Part{{"call", 1}, {"admit", 1}, {"cpu", 1}, {"sum", 1}, {"pin", 1}, {"clock", 1.0 / 8}},
+		Why:    "the CPU reading and the cached capacity decide, against the exact in-flight sum over the Ps' rows; the refusal is counted per P (so it comes back from a call out of line); a flood of refusals reads the clock once in 8 (so a cool-down ends when every call is refused)",
 		Target: 100,
 	},
 	"Rate": {
 		Parts:  []Part{{"call", 1}, {"clock", 1}, {"cas", 1}},
-		Why:    "GCRA: the time of the call against the shared theoretical arrival time, moved by one CAS",
+		Why:    "GCRA: the time of the call against the shared theoretical arrival time, moved by one CAS (no pin: the call could inline)",
 		Target: 130,
 	},
 	"RateBurst": {
@@ -159,8 +159,8 @@ var Floors = map[string]Floor{
 		Target: 100,
 	},
 	"Window": {
-		Parts:  []Part{{"call", 1}, {"clock", 1}, {"pin", 1}},
-		Why:    "the write's instant picks its bucket (the clock read, done by the caller here) and the count goes to a per-P stripe",
+		Parts:  []Part{{"call", 1}, {"settle", 1}, {"clock", 1}, {"pin", 1}},
+		Why:    "the write's instant picks its bucket (the clock read, done by the caller here) and the count goes to a per-P stripe, in a write out of line",
 		Target: 100,
 	},
 }
