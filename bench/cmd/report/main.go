@@ -131,7 +131,7 @@ func section(path string, s *samples) string {
 	var b strings.Builder
 	name := strings.TrimSuffix(filepath.Base(path), ".txt")
 	fmt.Fprintf(&b, "#### %s\n\n", name)
-	for _, k := range []string{"cpu", "go", "command", "date"} {
+	for _, k := range []string{"cpu", "go", "command", "rounds", "date"} {
 		if v := s.config[k]; v != "" {
 			fmt.Fprintf(&b, "- %s: `%s`\n", k, v)
 		}
