@@ -58,16 +58,15 @@ RESULT     := results/$(shell go env GOOS)-$(shell go env GOARCH)-$(shell ((grep
 
 bench: ## the comparison suite against the anchors: $(COUNT) rounds at -cpu $(CPUS), each running every benchmark once, so that a comparison's implementations run side by side in every round and the machine's drift moves them alike; raw file + benchstat table in bench/results, README table regenerated
 	@mkdir -p bench/results
-	cd bench && bin=$$(mktemp -d) && $(GO) test -c -o $$bin/bench.test . && { \
+	cd bench && $(GO) test -c -o $(BIN)/bench.test . && { \
 	  echo "command: make bench COUNT=$(COUNT) CPUS=$(CPUS) SUITE_TIME=$(SUITE_TIME)"; \
 	  echo "rounds: $(COUNT), each running every benchmark once (-test.count 1) at -cpu $(CPUS), one test binary"; \
 	  echo "go: $$($(GO) env GOVERSION)"; \
 	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ)"; \
 	  echo "cores: $$(nproc)"; \
 	  for i in $$(seq $(COUNT)); do \
-	    $$bin/bench.test -test.run '^$$' -test.bench . -test.skip KeyIndexMemory -test.benchmem -test.benchtime $(SUITE_TIME) -test.count 1 -test.cpu $(CPUS) -test.timeout 3h; \
+	    $(BIN)/bench.test -test.run '^$$' -test.bench . -test.skip KeyIndexMemory -test.benchmem -test.benchtime $(SUITE_TIME) -test.count 1 -test.cpu $(CPUS) -test.timeout 3h | grep -v '^PASS$$'; \
 	  done; \
-	  rm -rf $$bin; \
 	} | tee $(RESULT).tmp && mv $(RESULT).tmp $(RESULT).txt
 	cd bench && $(GO) tool benchstat -col /impl $(RESULT).txt > $(RESULT)-benchstat.txt
 	$(MAKE) bench-report
