@@ -3,12 +3,13 @@
 # mispredicted branches (conditional and indirect) a call of one benchmark row at -cpu 1 under
 # valgrind's cache and branch simulation (callgrind --cache-sim=yes --branch-sim=yes), from the
 # difference between a run of 300,000 calls and one of 100,000 (setup and harness cancel out).
-# Deterministic where wall clock is not, and a model: its misses are the simulated caches'.
+# Deterministic where wall clock is not, and a model: its misses are the simulated caches'. The
+# runtime's cycle counter is kept off RDTSCP, which valgrind cannot decode (see cmd/instructions).
 set -e
 bin=$1; pat=$2; out=${TMPDIR:-/tmp}/cachesim.$$
 for n in 100000 300000; do
 	for try in 1 2 3; do # asynchronous preemption (a signal) can end a run under valgrind: off, and a retry
-		GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --callgrind-out-file=$out.$n "$bin" -test.run '^$' -test.bench "$pat" -test.benchtime ${n}x -test.cpu 1 >/dev/null 2>&1 || true
+		GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --callgrind-out-file=$out.$n "$bin" -test.run '^$' -test.bench "$pat" -test.benchtime ${n}x -test.cpu 1 >/dev/null 2>&1 || true
 		grep -q '^summary' $out.$n && break
 	done
 	grep -q '^summary' $out.$n || { echo "cachesim: no profile for $pat at $n calls" >&2; exit 1; }

@@ -13,7 +13,9 @@
 //
 // # How a row is counted
 //
-// The row's process (GOGC=off, GOMAXPROCS=1, GODEBUG=asyncpreemptoff=1) builds the implementation,
+// The row's process (GOGC=off, GOMAXPROCS=1, GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off: valgrind
+// cannot decode the RDTSCP instruction the runtime's cycle counter uses where the CPU has it, as
+// AMD's do, and a row whose harness reached it died of SIGILL) builds the implementation,
 // drives it into its scenario, warms it with 1000 calls, locks its goroutine to its thread and then
 // measures chunks of calls: before each chunk it yields (runtime.Gosched, so the scheduler's
 // monitor, which preempts a goroutine after 10 ms without a yield, has no reason to), switches
@@ -359,7 +361,7 @@ func run(self, dir string, r row, n, chunks int, budget float64, keep bool) *res
 	if keep {
 		cmd.Args = append(cmd.Args, "-keep", dir)
 	}
-	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOGC=off", "GOMAXPROCS=1")
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off", "GOGC=off", "GOMAXPROCS=1")
 	b, err := cmd.CombinedOutput()
 	res := &result{}
 	for _, line := range strings.Split(string(b), "\n") {

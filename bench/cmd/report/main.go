@@ -61,7 +61,7 @@ func load(path string) (*samples, error) {
 			continue
 		}
 		for _, c := range res.Config {
-			s.config[c.Key] = string(c.Value)
+			s.config[c.Key] = strings.TrimSpace(string(c.Value))
 		}
 		name := string(res.Name.Full())
 		procs := "1"
