@@ -643,9 +643,11 @@ func (p *Pool[T]) retireStale(i uint32) {
 // ended does nothing.
 func (l Loan[T]) Release() {
 	if p := l.p; p != nil {
-		if k := p.b.giveBack(l.i, l.w, 1); k == fastHand {
-			p.b.handTo(l.i, l.w)
-		} else if k >= fastSlow {
+		if k := p.b.giveBack(l.i, l.w, 1); k >= fastSlow { // the fast path calls nothing else
+			if k == fastHand { // sent from this frame: see giveBack
+				p.b.handTo(l.i, l.w)
+				return
+			}
 			p.gaveBack(k, l.i, l.w)
 		}
 	}
