@@ -490,10 +490,10 @@ func (b *base) lendIdle() (uint32, uint64, int) {
 // lent before) as its new loan's: the handoff writes no word, takes no lock, and wakes the waiter
 // once, with its grant. giveBack only claims the waiter (fastHand); the caller sends the grant
 // (handTo) from its own frame, two calls shallower than here: with thousands of goroutines taking
-// turns on a core, that send is where a Release meets memory other goroutines have since pushed
-// out of the caches, and made from Release's frame it ran faster (the pool's contended benchmark,
-// 512× Size goroutines at -cpu 1: its time over a channel pool's in the same process fell from
-// 1.106 to 1.002, the median of 24 rounds each, and was lower in 18 of the 24).
+// turns on a core, a profile puts much of a handoff's time in that send, and made from Release's
+// frame it ran faster (the pool's contended benchmark, 512× Size goroutines at -cpu 1: its time
+// over a channel pool's in the same process fell from 1.106 to 1.002, the median of 24 rounds
+// each, and was lower in 18 of the 24).
 func (b *base) giveBack(i uint32, w uint64, pass int64) int {
 	s := &b.slots[i]
 	if !s.word.CompareAndSwap(w, w+genStep) {
