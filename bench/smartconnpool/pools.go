@@ -12,7 +12,7 @@ import (
 // Borrow is one pool under test: acquire, run use while holding the resource, give it back.
 type Borrow func(ctx context.Context, use func()) error
 
-// Impls are the pools compared, in the order they are run.
+// Impls are the pools compared, in the order a run with -rotate 0 runs them.
 var Impls = []string{"ward", "smartconnpool", "chan"}
 
 // New returns the pool named (one of Impls) of size resources, each kept idle once opened (ward's

@@ -2,6 +2,7 @@ package smartconnpool
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"runtime"
 	"sync"
@@ -19,7 +20,7 @@ const size = 8
 // -cpu 1 and never meet another.
 func BenchmarkContended(b *testing.B) {
 	for _, mult := range []int{8, 64, 512} {
-		for _, impl := range Impls {
+		for _, impl := range rotated(Impls, *rotate) {
 			b.Run(fmt.Sprintf("goroutines=%dx/impl=%s", mult, impl), func(b *testing.B) {
 				borrow, closePool, err := New(impl, size)
 				if err != nil {
@@ -36,6 +37,18 @@ func BenchmarkContended(b *testing.B) {
 			})
 		}
 	}
+}
+
+// rotate is how many places the pools' order is turned in a run (make bench-pool turns it by the
+// round's number): the pool run first in a row meets a runtime that had fewer goroutines just
+// before, the later ones reuse the goroutines and stacks the earlier ones left, so no pool is
+// always first.
+var rotate = flag.Int("rotate", 0, "run the pools in Impls' order turned left by this many places")
+
+// rotated returns s turned left by k places (k taken modulo its length).
+func rotated(s []string, k int) []string {
+	k = (k%len(s) + len(s)) % len(s)
+	return append(append([]string(nil), s[k:]...), s[:k]...)
 }
 
 // warmup is how many borrows go unmeasured before the timed ones with goroutines callers: enough
@@ -161,5 +174,17 @@ func TestContendError(t *testing.T) {
 func TestNewUnknown(t *testing.T) {
 	if _, _, err := New("nope", size); err == nil {
 		t.Error("New(nope): no error")
+	}
+}
+
+// TestRotated: every turn of the order holds each pool once, the first turned by k places.
+func TestRotated(t *testing.T) {
+	for k, want := range map[int]string{0: "ward smartconnpool chan", 1: "smartconnpool chan ward", 2: "chan ward smartconnpool", 3: "ward smartconnpool chan", 7: "smartconnpool chan ward", -1: "chan ward smartconnpool"} {
+		if got := fmt.Sprint(rotated(Impls, k)); got != "["+want+"]" {
+			t.Errorf("rotated(Impls, %d) = %s, want [%s]", k, got, want)
+		}
+	}
+	if fmt.Sprint(Impls) != "[ward smartconnpool chan]" {
+		t.Errorf("rotated changed Impls: %v", Impls)
 	}
 }
