@@ -11,5 +11,7 @@
 // a few times, so neither starting the goroutines nor what a first wait costs (a goroutine's
 // stack grown, the runtime's and a pool's wait records) is measured, and every goroutine is still
 // borrowing when the last timed borrow ends, so no run ends with a few stragglers alone. Run it
-// with -benchtime fixed in iterations (make bench-pool does), so that each run does the same work.
+// with -benchtime fixed in iterations (make bench-pool does), so that each run does the same work,
+// and -rotate k to run the pools in Impls' order turned left by k places (make bench-pool passes
+// the round's number), so that no pool is always the first of a row in its process.
 package smartconnpool
