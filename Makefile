@@ -92,7 +92,7 @@ bench-instructions: ## callgrind instructions per single-goroutine call, ward an
 POOL_RESULT := results/pool-contended-$(shell go env GOOS)-$(shell go env GOARCH)
 POOL_N      ?= 200000x
 
-bench-pool: ## ward's pool against vitess's smartconnpool and a channel pool: Size 8 shared by 8x, 64x and 512x Size goroutines at -cpu 1,2, $(COUNT) alternating runs of one test binary (the pools' order turned by one each run), $(POOL_N) steady-state borrows each (nested module bench/smartconnpool, not in make test); raw file, benchstat table and the round-by-round ratios (cmd/paired) in bench/results/pool-contended-*
+bench-pool: ## ward's pool against vitess's smartconnpool, a channel pool and the channel pool with a double-release guard: Size 8 shared by 8x, 64x and 512x Size goroutines at -cpu 1,2, $(COUNT) alternating runs of one test binary (the pools' order turned by one each run), $(POOL_N) steady-state borrows each (nested module bench/smartconnpool, not in make test); raw file, benchstat table and the round-by-round ratios (cmd/paired) in bench/results/pool-contended-*
 	@mkdir -p bench/results
 	cd bench/smartconnpool && $(GO) test -c -o $(BIN)/pool-contended.test . && { \
 	  echo "command: make bench-pool COUNT=$(COUNT) POOL_N=$(POOL_N)"; \
@@ -101,7 +101,7 @@ bench-pool: ## ward's pool against vitess's smartconnpool and a channel pool: Si
 	  echo "cores: $$(nproc)"; \
 	  for i in $$(seq $(COUNT)); do $(BIN)/pool-contended.test -test.run '^$$' -test.bench Contended -test.benchmem -test.benchtime $(POOL_N) -test.count 1 -test.cpu 1,2 -rotate $$i | grep -v '^PASS$$'; done; \
 	} | tee ../$(POOL_RESULT).tmp && mv ../$(POOL_RESULT).tmp ../$(POOL_RESULT).txt
-	cd bench && $(GO) tool benchstat -col "/impl@(ward smartconnpool chan)" $(POOL_RESULT).txt > $(POOL_RESULT)-benchstat.txt
+	cd bench && $(GO) tool benchstat -col "/impl@(ward smartconnpool chan chan-guarded)" $(POOL_RESULT).txt > $(POOL_RESULT)-benchstat.txt
 	cd bench && $(GO) run ./cmd/paired -base ward $(POOL_RESULT).txt > $(POOL_RESULT)-paired.txt
 
 bench-report: ## regenerate the README's performance table from bench/results

@@ -3,6 +3,7 @@ package smartconnpool
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"vitess.io/vitess/go/pools/smartconnpool"
 
@@ -13,7 +14,7 @@ import (
 type Borrow func(ctx context.Context, use func()) error
 
 // Impls are the pools compared, in the order a run with -rotate 0 runs them.
-var Impls = []string{"ward", "smartconnpool", "chan"}
+var Impls = []string{"ward", "smartconnpool", "chan", "chan-guarded"}
 
 // New returns the pool named (one of Impls) of size resources, each kept idle once opened (ward's
 // and smartconnpool open them as callers first need them, the channel holds all of them from the
@@ -26,6 +27,8 @@ func New(name string, size int) (Borrow, func(), error) {
 		return newSmart(size)
 	case "chan":
 		return newChan(size)
+	case "chan-guarded":
+		return newGuarded(size)
 	}
 	return nil, nil, errors.New("smartconnpool: no pool named " + name)
 }
@@ -73,4 +76,55 @@ func newChan(size int) (Borrow, func(), error) {
 		ch <- c
 		return nil
 	}, func() {}, nil
+}
+
+// guarded is the channel pool with the least a pool that detects a double release must add: each
+// resource carries a word, a loan remembers the word it was lent under, and its release moves the
+// word on by one compare-and-set, so a second release of the same loan (or of a copy) fails it
+// and hands nothing back. It is the floor under ward's pool, which makes the same check on every
+// Release: what the bare channel's lead over a pool with that guarantee can be.
+type guarded struct{ ch chan *guardedConn }
+
+// guardedConn is a resource and its loan word, on a cache line of its own as ward's slots are.
+type guardedConn struct {
+	_    [64]byte
+	conn upool.Conn
+	word atomic.Uint64
+	_    [64]byte
+}
+
+func newGuarded(size int) (Borrow, func(), error) {
+	g := &guarded{ch: make(chan *guardedConn, size)}
+	for range size {
+		g.ch <- new(guardedConn)
+	}
+	return func(ctx context.Context, use func()) error {
+		c, w, err := g.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		use()
+		g.release(c, w)
+		return nil
+	}, func() {}, nil
+}
+
+// acquire lends a resource and the word its loan holds.
+func (g *guarded) acquire(ctx context.Context) (*guardedConn, uint64, error) {
+	select {
+	case c := <-g.ch:
+		return c, c.word.Load(), nil
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+}
+
+// release gives back the resource of the loan that holds w, and reports whether it did: false for
+// a loan already released.
+func (g *guarded) release(c *guardedConn, w uint64) bool {
+	if !c.word.CompareAndSwap(w, w+1) {
+		return false
+	}
+	g.ch <- c
+	return true
 }

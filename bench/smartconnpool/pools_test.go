@@ -179,12 +179,50 @@ func TestNewUnknown(t *testing.T) {
 
 // TestRotated: every turn of the order holds each pool once, the first turned by k places.
 func TestRotated(t *testing.T) {
-	for k, want := range map[int]string{0: "ward smartconnpool chan", 1: "smartconnpool chan ward", 2: "chan ward smartconnpool", 3: "ward smartconnpool chan", 7: "smartconnpool chan ward", -1: "chan ward smartconnpool"} {
+	const all = "ward smartconnpool chan chan-guarded"
+	for k, want := range map[int]string{0: all, 1: "smartconnpool chan chan-guarded ward", 2: "chan chan-guarded ward smartconnpool", 3: "chan-guarded ward smartconnpool chan", 4: all, 9: "smartconnpool chan chan-guarded ward", -1: "chan-guarded ward smartconnpool chan"} {
 		if got := fmt.Sprint(rotated(Impls, k)); got != "["+want+"]" {
 			t.Errorf("rotated(Impls, %d) = %s, want [%s]", k, got, want)
 		}
 	}
-	if fmt.Sprint(Impls) != "[ward smartconnpool chan]" {
+	if fmt.Sprint(Impls) != "["+all+"]" {
 		t.Errorf("rotated changed Impls: %v", Impls)
+	}
+}
+
+// TestGuardedDoubleRelease: the guarded channel pool takes a loan back once; a second release of
+// it, or of a copy, hands nothing back, even after the resource is lent again.
+func TestGuardedDoubleRelease(t *testing.T) {
+	g := &guarded{ch: make(chan *guardedConn, 1)}
+	g.ch <- new(guardedConn)
+	ctx := context.Background()
+	c, w, err := g.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.release(c, w) {
+		t.Fatal("first release refused")
+	}
+	if g.release(c, w) {
+		t.Fatal("second release of the same loan taken")
+	}
+	c2, w2, err := g.acquire(ctx) // the same resource, lent again
+	if err != nil || c2 != c || w2 == w {
+		t.Fatalf("lent again: %p %d %v, want %p and a word other than %d", c2, w2, err, c, w)
+	}
+	if g.release(c, w) { // the old loan's copy
+		t.Fatal("a stale loan's release taken while the resource is lent again")
+	}
+	if len(g.ch) != 0 {
+		t.Fatalf("%d resources idle while the one is lent", len(g.ch))
+	}
+	if !g.release(c2, w2) || len(g.ch) != 1 {
+		t.Fatalf("the live loan's release: %d idle, want 1", len(g.ch))
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	<-g.ch // none idle: the acquire waits until its context ends
+	if _, _, err := g.acquire(cancelled); err != context.Canceled {
+		t.Fatalf("acquire with nothing idle and a cancelled context: %v, want context.Canceled", err)
 	}
 }
