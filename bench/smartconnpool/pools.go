@@ -82,13 +82,13 @@ func newChan(size int) (Borrow, func(), error) {
 // resource carries a word, a loan remembers the word it was lent under, and its release moves the
 // word on by one compare-and-set, so a second release of the same loan (or of a copy) fails it
 // and hands nothing back. It is the floor under ward's pool, which makes the same check on every
-// Release: what the bare channel's lead over a pool with that guarantee can be.
+// Release: the least a pool with that guarantee costs over the bare channel.
 type guarded struct{ ch chan *guardedConn }
 
-// guardedConn is a resource and its loan word, on a cache line of its own as ward's slots are.
+// guardedConn is a resource (its address the handle lent) with its loan word, on a cache line of
+// its own as ward's slots are.
 type guardedConn struct {
 	_    [64]byte
-	conn upool.Conn
 	word atomic.Uint64
 	_    [64]byte
 }
