@@ -1,9 +1,10 @@
 // Package smartconnpool compares ward's pool, under callers that contend for it, with vitess's
 // smartconnpool (vitess.io/vitess v0.24.4, go/pools/smartconnpool), with a pool made of a
 // buffered channel, and with that channel pool guarded against a double release by one
-// compare-and-set a release (chan-guarded: the least a pool that detects one adds, as ward's
-// does). It is a module of its own because smartconnpool's imports (vitess's servenv, log and
-// vterrors) pull in most of the vitess module's requirements; `make bench-pool` runs it.
+// compare-and-set a release (chan-guarded: the least a lock-free channel pool that detects one
+// adds; ward's checks every Release). It is a module of its own because smartconnpool's imports
+// (vitess's servenv, log and vterrors) pull in most of the vitess module's requirements; `make
+// bench-pool` runs it.
 //
 // BenchmarkContended measures the steady state of a pool of 8 resources shared by 8, 64 or 512
 // times as many goroutines: ns per acquire+release, and the bytes and allocations of those calls.
